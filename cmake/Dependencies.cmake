@@ -1,0 +1,11 @@
+# Every dependency is a Debian 12 package (scripts/setup installs them).
+find_package(Threads REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(PNG REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(GTest REQUIRED)
+find_package(benchmark QUIET)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ONIG REQUIRED IMPORTED_TARGET oniguruma)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
+find_package(Python3 COMPONENTS Interpreter)

@@ -1,0 +1,70 @@
+#include "common/command.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <vector>
+
+#include "core/error.h"
+
+namespace tf::tools {
+
+namespace {
+struct Entry {
+  std::string name, help;
+  CommandSetup setup;
+};
+std::vector<Entry>& registry() {
+  static std::vector<Entry> r;
+  return r;
+}
+}  // namespace
+
+RegisterCommand::RegisterCommand(const char* name, const char* help, CommandSetup setup) {
+  registry().push_back({name, help, std::move(setup)});
+}
+
+bool progress_visible() { return ::isatty(STDERR_FILENO) == 1; }
+
+int run_tool(int argc, char** argv, const char* program, const char* description) {
+  CLI::App app(description, program);
+  std::vector<std::pair<CLI::App*, std::function<int()>>> runs;
+  std::function<int()> main_run;
+  for (auto& e : registry()) {
+    if (e.name.empty()) {
+      main_run = e.setup(app);
+    } else {
+      CLI::App* sub = app.add_subcommand(e.name, e.help);
+      runs.emplace_back(sub, e.setup(*sub));
+    }
+  }
+  if (!runs.empty() && !main_run) app.require_subcommand(1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& [sub, run] : runs)
+      if (sub->parsed()) return run();
+    if (main_run) return main_run();
+    std::fprintf(stderr, "%s: no command given\n", program);
+    return 2;
+  } catch (const OutOfMemory& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 3;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program, e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: error: out of host memory\n", program);
+    return 3;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: internal error: %s\n", program, e.what());
+    return 1;
+  }
+}
+
+}  // namespace tf::tools

@@ -1,0 +1,23 @@
+#pragma once
+// Command-line programs: each command file registers its sub-command; run_tool parses the flags,
+// runs the chosen command and turns every error into one clear line and a non-zero exit.
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+
+namespace tf::tools {
+
+// Declares the command's flags on `cmd` and returns what runs it (its exit code).
+using CommandSetup = std::function<std::function<int()>(CLI::App& cmd)>;
+
+struct RegisterCommand {
+  // An empty name makes the program itself the command (no sub-command word).
+  RegisterCommand(const char* name, const char* help, CommandSetup setup);
+};
+
+int run_tool(int argc, char** argv, const char* program, const char* description);
+
+// True when stderr is a terminal: long work shows progress there, never in logs.
+bool progress_visible();
+
+}  // namespace tf::tools
