@@ -1,0 +1,23 @@
+#include "backend/device.h"
+
+#include "core/error.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/runtime.h"
+#endif
+
+namespace tf {
+
+Device select_device(const std::string& flag) {
+  if (flag == "cpu") return Device::CPU;
+  if (flag == "cuda") {
+#ifdef TF_HAVE_CUDA
+    cuda::init_runtime();  // refuses, by name, a GPU the kernels were not built for
+    return Device::CUDA;
+#else
+    fail("--device cuda: this build has no CUDA backend (built without nvcc); use --device cpu");
+#endif
+  }
+  fail("--device " + flag + ": expected cpu or cuda");
+}
+
+}  // namespace tf

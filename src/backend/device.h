@@ -1,0 +1,14 @@
+#pragma once
+// Choosing the backend from a --device flag: the CUDA runtime is started (and the GPU checked)
+// only when asked for.
+#include <string>
+
+#include "core/tensor.h"
+
+namespace tf {
+
+// "cpu" or "cuda"; anything else, or cuda where this build or machine lacks it, is an error
+// naming the flag.
+Device select_device(const std::string& flag);
+
+}  // namespace tf
