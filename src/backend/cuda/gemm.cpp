@@ -1,0 +1,96 @@
+#include "backend/cuda/gemm.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "backend/cuda/check.h"
+#include "core/error.h"
+
+namespace tf::cuda {
+
+namespace {
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+};
+
+using Key = std::tuple<int64_t, int64_t, int64_t, uint32_t, uint32_t, uint32_t>;
+
+std::mutex g_mu;
+std::map<Key, Plan> g_plans;
+
+uint32_t alignment_of(const void* p) {
+  auto u = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 2 && (u % a) != 0) a /= 2;
+  return a;
+}
+
+// Column-major view: y^T [n, m] = (w [n, k] as col-major k x n)^T . (x [m, k] as col-major k x m).
+Plan make_plan(const Key& key) {
+  auto [m, n, k, align_x, align_w, align_y] = key;
+  Plan p;
+  TF_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, k, m, k));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16BF, n, m, n));
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  TF_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = lt_workspace_bytes();
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // split-K partials may only be reduced in fp32 (never rounded to bf16 in between, never atomics)
+  uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+                                                 sizeof schemes));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_w,
+                                                 sizeof align_w));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_x,
+                                                 sizeof align_x));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_y,
+                                                 sizeof align_y));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_y,
+                                                 sizeof align_y));
+  cublasLtMatmulHeuristicResult_t res{};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), p.op, p.a, p.b, p.c, p.c, pref, 1, &res, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+    fail("cuBLASLt has no bf16 algorithm for a [" + std::to_string(m) + ", " + std::to_string(k) + "] x [" +
+         std::to_string(n) + ", " + std::to_string(k) + "]^T product (status " + std::to_string(int(st)) + ")");
+  p.algo = res.algo;
+  return p;
+}
+
+}  // namespace
+
+void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0) return;
+  require(k > 0, "gemm_bf16_xwt: empty inner dimension");
+  Key key{m, n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
+  const Plan* plan;
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    auto it = g_plans.find(key);
+    if (it == g_plans.end()) it = g_plans.emplace(key, make_plan(key)).first;
+    plan = &it->second;
+  }
+  const float one = 1.0f, zero = 0.0f;
+  TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, plan->b, &zero, y, plan->c, y, plan->c,
+                           &plan->algo, lt_workspace(), lt_workspace_bytes(), stream()));
+}
+
+int gemm_cached_plans() {
+  std::lock_guard<std::mutex> l(g_mu);
+  return static_cast<int>(g_plans.size());
+}
+
+}  // namespace tf::cuda

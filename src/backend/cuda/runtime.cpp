@@ -1,0 +1,198 @@
+#include "backend/cuda/runtime.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "backend/cuda/check.h"
+#include "core/error.h"
+#include "core/tensor.h"
+
+namespace tf::cuda {
+
+namespace {
+
+constexpr size_t kLtWorkspaceBytes = size_t(32) << 20;
+
+std::string gib(size_t b) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.2f GiB", double(b) / double(size_t(1) << 30));
+  return s;
+}
+
+std::string mib(size_t b) {
+  char s[32];
+  std::snprintf(s, sizeof s, "%.1f MiB", double(b) / double(size_t(1) << 20));
+  return s;
+}
+
+// Lives for the whole process: tensors freed during static destruction still find it.
+struct Runtime {
+  int device = 0;
+  cudaDeviceProp props{};
+  cudaStream_t stream = nullptr;
+  cudaMemPool_t pool = nullptr;
+  cublasLtHandle_t lt = nullptr;
+  void* lt_workspace = nullptr;
+  std::mutex mu;
+  std::unordered_map<void*, size_t> sizes;
+  size_t in_use = 0, peak = 0;
+};
+
+Runtime* g_rt = nullptr;
+std::once_flag g_once;
+
+Runtime& rt() {
+  if (!g_rt) fail("CUDA runtime used before --device cuda selected it (tf::cuda::init_runtime)");
+  return *g_rt;
+}
+
+void refuse_unsupported(const cudaDeviceProp& p) {
+  if (p.major != 9)
+    fail("--device cuda: GPU 0 is " + std::string(p.name) + " (sm_" + std::to_string(p.major) +
+         std::to_string(p.minor) + "); this build's kernels are for sm_90a (Hopper: H100, H200) only; use --device cpu");
+}
+
+void start() {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    fail(std::string("--device cuda: no usable CUDA GPU (cudaGetDeviceCount: ") +
+         (e != cudaSuccess ? cudaGetErrorString(e) : "0 devices") + "); use --device cpu");
+  auto* r = new Runtime();
+  TF_CUDA(cudaGetDeviceProperties(&r->props, 0));
+  refuse_unsupported(r->props);
+  TF_CUDA(cudaSetDevice(0));
+  TF_CUDA(cudaStreamCreateWithFlags(&r->stream, cudaStreamNonBlocking));
+  TF_CUDA(cudaDeviceGetDefaultMemPool(&r->pool, 0));
+  uint64_t keep = UINT64_MAX;  // freed blocks stay cached in the pool for the next forward
+  TF_CUDA(cudaMemPoolSetAttribute(r->pool, cudaMemPoolAttrReleaseThreshold, &keep));
+  TF_CUBLAS(cublasLtCreate(&r->lt));
+  g_rt = r;
+  r->lt_workspace = device_alloc(kLtWorkspaceBytes, "cuBLASLt workspace");
+
+  DeviceMemoryHooks h;
+  h.alloc = [](size_t n) { return device_alloc(n); };
+  h.free = [](void* p) { device_free(p); };
+  h.copy = [](void* dst, const void* src, size_t n, Device dst_dev, Device src_dev) {
+    cudaStream_t s = stream();
+    TF_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
+    // a host side may be reused or freed as soon as we return
+    if (dst_dev == Device::CPU || src_dev == Device::CPU) TF_CUDA(cudaStreamSynchronize(s));
+  };
+  h.zero = [](void* dst, size_t n) { TF_CUDA(cudaMemsetAsync(dst, 0, n, stream())); };
+  register_device_memory(Device::CUDA, std::move(h));
+}
+
+}  // namespace
+
+[[noreturn]] void fail_cuda(cudaError_t e, const char* call, const char* file, int line) {
+  (void)cudaGetLastError();  // clear a non-sticky error so later calls report their own
+  fail(std::string("CUDA error in ") + call + ": " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ") at " +
+       file + ":" + std::to_string(line));
+}
+
+[[noreturn]] void fail_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
+  fail(std::string("cuBLASLt error in ") + call + ": status " + std::to_string(int(s)) + " at " + file + ":" +
+       std::to_string(line));
+}
+
+void init_runtime() { std::call_once(g_once, start); }
+bool runtime_started() { return g_rt != nullptr; }
+
+cudaStream_t stream() { return rt().stream; }
+cublasLtHandle_t lt_handle() { return rt().lt; }
+void* lt_workspace() { return rt().lt_workspace; }
+size_t lt_workspace_bytes() { return kLtWorkspaceBytes; }
+int sm_count() { return rt().props.multiProcessorCount; }
+size_t max_shared_per_block_optin() { return rt().props.sharedMemPerBlockOptin; }
+
+std::string device_description() {
+  const cudaDeviceProp& p = rt().props;
+  return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs, " + gib(p.totalGlobalMem) + ")";
+}
+
+void* device_alloc(size_t bytes, const char* what) {
+  Runtime& r = rt();
+  void* p = nullptr;
+  if (bytes == 0) return nullptr;
+  cudaError_t e = cudaMallocAsync(&p, bytes, r.stream);
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    // cached blocks may be the wrong sizes: give them back and try once more
+    TF_CUDA(cudaStreamSynchronize(r.stream));
+    TF_CUDA(cudaMemPoolTrimTo(r.pool, 0));
+    e = cudaMallocAsync(&p, bytes, r.stream);
+  }
+  if (e == cudaErrorMemoryAllocation) {
+    (void)cudaGetLastError();
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    size_t used;
+    {
+      std::lock_guard<std::mutex> l(r.mu);
+      used = r.in_use;
+    }
+    throw OutOfMemory("out of GPU memory allocating " + std::string(what) + ": asked for " + mib(bytes) + ", " +
+                      mib(free_b) + " free of " + gib(total_b) + " (" + gib(used) + " held by TensorFold)");
+  }
+  if (e != cudaSuccess) fail_cuda(e, "cudaMallocAsync", __FILE__, __LINE__);
+  std::lock_guard<std::mutex> l(r.mu);
+  r.sizes[p] = bytes;
+  r.in_use += bytes;
+  if (r.in_use > r.peak) r.peak = r.in_use;
+  return p;
+}
+
+void device_free(void* p) {
+  if (!p || !g_rt) return;
+  Runtime& r = *g_rt;
+  {
+    std::lock_guard<std::mutex> l(r.mu);
+    auto it = r.sizes.find(p);
+    if (it == r.sizes.end()) return;  // not ours
+    r.in_use -= it->second;
+    r.sizes.erase(it);
+  }
+  // stream-ordered: work already queued that reads p finishes before the block is reused
+  cudaFreeAsync(p, r.stream);
+}
+
+MemoryStats memory_stats() {
+  Runtime& r = rt();
+  MemoryStats s;
+  {
+    std::lock_guard<std::mutex> l(r.mu);
+    s.in_use = r.in_use;
+    s.peak_in_use = r.peak;
+  }
+  cudaMemGetInfo(&s.device_free, &s.device_total);
+  return s;
+}
+
+void reset_peak_memory() {
+  Runtime& r = rt();
+  std::lock_guard<std::mutex> l(r.mu);
+  r.peak = r.in_use;
+}
+
+std::string peak_memory_line() {
+  MemoryStats s = memory_stats();
+  return "peak GPU memory: " + gib(s.peak_in_use) + " (in use now " + gib(s.in_use) + ")";
+}
+
+void synchronize(const char* after) {
+  cudaError_t e = cudaStreamSynchronize(rt().stream);
+  if (e != cudaSuccess) fail_cuda(e, after, __FILE__, __LINE__);
+}
+
+void release_cached_memory() {
+  Runtime& r = rt();
+  TF_CUDA(cudaStreamSynchronize(r.stream));
+  TF_CUDA(cudaMemPoolTrimTo(r.pool, 0));
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,34 @@
+#pragma once
+// The CUDA runtime as the rest of TensorFold sees it: started once by select_device("cuda"),
+// it owns the device, its one stream, the memory hooks and the cuBLASLt handle. Plain C++ (no
+// CUDA headers) so host-only code can include it; kernels use backend/cuda/check.h.
+#include <cstddef>
+#include <string>
+
+namespace tf::cuda {
+
+// Picks device 0, refuses a GPU below sm_90 by name (pointing to --device cpu), registers the
+// CUDA memory hooks, creates the stream and the cuBLASLt handle. Idempotent.
+void init_runtime();
+bool runtime_started();
+
+// "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
+std::string device_description();
+
+struct MemoryStats {
+  size_t in_use = 0;        // bytes held by live tensors and workspaces
+  size_t peak_in_use = 0;   // the most in_use has been since the last reset
+  size_t device_free = 0;   // what the driver reports free now
+  size_t device_total = 0;
+};
+MemoryStats memory_stats();
+void reset_peak_memory();
+// "peak GPU memory: 16.42 GiB (in use now 0.00 GiB)" for tools to print.
+std::string peak_memory_line();
+
+// Waits for all work on the stream; a failure in any earlier kernel becomes a tf::Error.
+void synchronize(const char* after = "queued GPU work");
+// Returns memory the pool keeps cached for reuse to the driver.
+void release_cached_memory();
+
+}  // namespace tf::cuda
