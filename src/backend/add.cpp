@@ -1,0 +1,20 @@
+#include "backend/add.h"
+
+#include "backend/cpu/add.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void add(const Tensor& a, const Tensor& b, Tensor& y) {
+  const char* op = "add";
+  expect_dtype(op, "a", a, DType::F32);
+  expect_dtype(op, "b", b, DType::F32);
+  expect_dtype(op, "y", y, DType::F32);
+  expect_shape(op, "b", b, a.shape);
+  expect_shape(op, "y", y, a.shape);
+  const Device d = common_device(op, {&a, &b, &y});
+  if (d == Device::CPU) return cpu::add(a, b, y);
+  no_cuda(op);
+}
+
+}  // namespace tf

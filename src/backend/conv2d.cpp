@@ -1,0 +1,39 @@
+#include "backend/conv2d.h"
+
+#include "backend/cpu/conv2d.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual) {
+  const char* op = "conv2d";
+  expect_dtype(op, "x", x, DType::F32);
+  expect_dtype(op, "w", w, DType::BF16);
+  expect_dtype(op, "bias", bias, DType::BF16);
+  expect_dtype(op, "y", y, DType::F32);
+  require(x.rank() == 3, std::string(op) + ": x is " + x.describe() + ", expected [Ci, H, W]");
+  require(w.rank() == 4, std::string(op) + ": w is " + w.describe() + ", expected [Co, Ci, kh, kw]");
+  require(g.stride >= 1 && g.pad_top >= 0 && g.pad_left >= 0 && g.pad_bottom >= 0 && g.pad_right >= 0,
+          std::string(op) + ": stride must be >= 1 and padding >= 0");
+  const int64_t co = w.dim(0), ci = w.dim(1), kh = w.dim(2), kw = w.dim(3);
+  require(x.dim(0) == ci, std::string(op) + ": x is " + x.describe() + " but w is " + w.describe() +
+                              " (input channels differ)");
+  require(x.dim(1) + g.pad_top + g.pad_bottom >= kh && x.dim(2) + g.pad_left + g.pad_right >= kw,
+          std::string(op) + ": padded input " + x.describe() + " is smaller than the kernel " + w.describe());
+  expect_shape(op, "bias", bias, {co});
+  const int64_t ho = conv2d_out_extent(x.dim(1), static_cast<int>(kh), g.stride, g.pad_top, g.pad_bottom);
+  const int64_t wo = conv2d_out_extent(x.dim(2), static_cast<int>(kw), g.stride, g.pad_left, g.pad_right);
+  expect_shape(op, "y", y, {co, ho, wo});
+  if (residual) {
+    expect_dtype(op, "residual", *residual, DType::F32);
+    expect_shape(op, "residual", *residual, {co, ho, wo});
+    require(residual->data != y.data || y.numel() == 0, std::string(op) + ": residual may not alias y");
+  }
+  require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
+  const Device d = residual ? common_device(op, {&x, &w, &bias, &y, residual}) : common_device(op, {&x, &w, &bias, &y});
+  if (d == Device::CPU) return cpu::conv2d(x, w, bias, g, y, residual);
+  no_cuda(op);
+}
+
+}  // namespace tf

@@ -1,0 +1,31 @@
+#pragma once
+// 2-D convolution (cross-correlation, as torch's Conv2d) of one channel-major picture with bias
+// and an optional fused residual: y = residual + (bias + sum_k w * x).
+// Numerics: every backend accumulates the products of the bf16 weight (exact in fp32) and the fp32
+// input in fp32, then adds the bias (bf16 -> fp32), then the residual, each one fp32 rounding.
+// CPU: each output is one sequential sum over k = (ci, ky, kx) in that order, each term a fused
+// multiply-add (zero-padding terms included), started from 0 — the same bytes on every x86 ISA.
+#include "core/tensor.h"
+
+namespace tf {
+
+// Zero padding on each side, and one stride for both axes.
+// 3x3 "same": {1, 1,1,1,1}; the stride-2 downsample padded right and bottom only: {2, 0,0,1,1};
+// 1x1: {1, 0,0,0,0}.
+struct Conv2dGeometry {
+  int stride = 1;
+  int pad_top = 1, pad_left = 1, pad_bottom = 1, pad_right = 1;
+};
+
+// x: F32 [Ci, H, W]; w: BF16 [Co, Ci, kh, kw]; bias: BF16 [Co];
+// y: F32 [Co, Ho, Wo] with Ho = (H + pad_top + pad_bottom - kh) / stride + 1 (likewise Wo),
+// allocated by the caller on the same device; residual (optional): F32 [Co, Ho, Wo], may not alias y.
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual = nullptr);
+
+// The output extent of one axis.
+inline int64_t conv2d_out_extent(int64_t in, int k, int stride, int pad_before, int pad_after) {
+  return (in + pad_before + pad_after - k) / stride + 1;
+}
+
+}  // namespace tf

@@ -1,0 +1,16 @@
+#pragma once
+// Group normalisation of one channel-major picture (torch's GroupNorm, affine), with an optional
+// fused SiLU: y = silu?((x - mean_g) / sqrt(var_g + eps) * gamma[c] + beta[c]).
+// Groups are `groups` runs of C/groups consecutive channels; statistics over (C/groups)*H*W values,
+// biased variance. Numerics (CPU): mean and variance are two passes in fp64 (the variance of
+// x - mean); the affine map is evaluated in fp64 and rounded once to fp32; SiLU is then
+// y / (1 + exp(-y)) in fp32.
+#include "core/tensor.h"
+
+namespace tf {
+
+// x: F32 [C, H, W] (or [C, N]); gamma, beta: BF16 [C]; y: F32 like x (may alias x).
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y);
+
+}  // namespace tf

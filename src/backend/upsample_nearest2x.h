@@ -1,0 +1,11 @@
+#pragma once
+// Nearest-neighbour 2x upsampling (torch's interpolate(scale_factor=2, mode="nearest")):
+// y[c, i, j] = x[c, i / 2, j / 2]. Exact (a copy).
+#include "core/tensor.h"
+
+namespace tf {
+
+// x: F32 [C, H, W]; y: F32 [C, 2H, 2W].
+void upsample_nearest2x(const Tensor& x, Tensor& y);
+
+}  // namespace tf
