@@ -1,0 +1,91 @@
+// Full attention on the CPU: partial rope and causal grouped-query attention with torch eager's
+// bf16 rounding points.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "backend/cpu/bf16_rows.h"
+#include "backend/cpu/transformer_ops.h"
+#include "core/parallel.h"
+
+namespace tf::cpu {
+
+void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
+  int64_t T = x.dim(0), heads = x.dim(1), hd = x.dim(2), half = cos.dim(1);
+  const uint16_t* xp = bf16_ptr(x);
+  const uint16_t* cp = bf16_ptr(cos);
+  const uint16_t* sp = bf16_ptr(sin);
+  uint16_t* yp = bf16_ptr_mut(y);
+  std::vector<int64_t> pos(T);
+  for (size_t s = 0; s + 1 < seq_offsets.size(); ++s)
+    for (int64_t t = seq_offsets[s]; t < seq_offsets[s + 1]; ++t) pos[t] = t - seq_offsets[s];
+  parallel_for(T, [&](int64_t tb, int64_t te) {
+    std::vector<uint16_t> rotated(2 * half);
+    for (int64_t t = tb; t < te; ++t) {
+      const uint16_t* c = cp + pos[t] * half;
+      const uint16_t* s = sp + pos[t] * half;
+      for (int64_t h = 0; h < heads; ++h) {
+        const uint16_t* xr = xp + (t * heads + h) * hd;
+        uint16_t* yr = yp + (t * heads + h) * hd;
+        for (int64_t i = 0; i < 2 * half; ++i) {
+          float xi = ld(xr, i);
+          float rot = i < half ? -ld(xr, i + half) : ld(xr, i - half);
+          float ci = ld(c, i % half), si = ld(s, i % half);
+          rotated[i] = st(round_bf16(xi * ci) + round_bf16(rot * si));
+        }
+        if (yr != xr)
+          for (int64_t i = 2 * half; i < hd; ++i) yr[i] = xr[i];
+        for (int64_t i = 0; i < 2 * half; ++i) yr[i] = rotated[i];
+      }
+    }
+  }, 4);
+}
+
+void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                          const SeqOffsets& seq_offsets, Tensor& o) {
+  int64_t Hq = q.dim(1), d = q.dim(2), Hkv = k.dim(1), group = Hq / Hkv;
+  const uint16_t* qp = bf16_ptr(q);
+  const uint16_t* kp = bf16_ptr(k);
+  const uint16_t* vp = bf16_ptr(v);
+  uint16_t* op = bf16_ptr_mut(o);
+  // Tasks are (query head, token) rows, head-major so both blocks get equal causal work; each
+  // row's sums run in one fixed order.
+  int64_t T = q.dim(0);
+  std::vector<int64_t> seq_start(T);
+  for (size_t s = 0; s + 1 < seq_offsets.size(); ++s)
+    for (int64_t t = seq_offsets[s]; t < seq_offsets[s + 1]; ++t) seq_start[t] = seq_offsets[s];
+  parallel_for(T * Hq, [&](int64_t rb, int64_t re) {
+    std::vector<float> qf(d), p, acc(d);
+    for (int64_t r = rb; r < re; ++r) {
+      int64_t h = r / T, t = r % T, hk = h / group;
+      int64_t first = seq_start[t], n = t - first + 1;
+      const uint16_t* qr = qp + (t * Hq + h) * d;
+      for (int64_t i = 0; i < d; ++i) qf[i] = ld(qr, i);
+      p.assign(n, 0.0f);
+      float m = -INFINITY;
+      for (int64_t j = 0; j < n; ++j) {
+        const uint16_t* kr = kp + ((first + j) * Hkv + hk) * d;
+        float dot = 0.0f;
+        for (int64_t i = 0; i < d; ++i) dot += qf[i] * ld(kr, i);
+        float s = round_bf16(round_bf16(dot) * scale);  // bf16 matmul output, then bf16 * scale
+        p[j] = s;
+        m = std::max(m, s);
+      }
+      float sum = 0.0f;
+      for (int64_t j = 0; j < n; ++j) {
+        p[j] = std::exp(p[j] - m);
+        sum += p[j];
+      }
+      for (int64_t j = 0; j < n; ++j) p[j] = round_bf16(p[j] / sum);  // softmax in fp32, then to bf16
+      std::fill(acc.begin(), acc.end(), 0.0f);
+      for (int64_t j = 0; j < n; ++j) {
+        const uint16_t* vr = vp + ((first + j) * Hkv + hk) * d;
+        for (int64_t i = 0; i < d; ++i) acc[i] += p[j] * ld(vr, i);
+      }
+      uint16_t* orow = op + (t * Hq + h) * d;
+      for (int64_t i = 0; i < d; ++i) orow[i] = st(acc[i]);
+    }
+  }, 4);
+}
+
+}  // namespace tf::cpu

@@ -1,0 +1,24 @@
+#include "backend/linear.h"
+
+#include "backend/cpu/transformer_ops.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void linear(const Tensor& x, const Tensor& w, Tensor& y) {
+  const char* op = "linear";
+  Device dev = common_device(op, {&x, &w, &y});
+  expect_dtype(op, "x", x, DType::BF16);
+  expect_dtype(op, "w", w, DType::BF16);
+  expect_dtype(op, "y", y, DType::BF16);
+  if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [n, K]");
+  if (w.rank() != 2 || w.dim(1) != x.dim(1))
+    fail(std::string(op) + ": w is " + w.describe() + ", expected [N, " + std::to_string(x.dim(1)) + "] for x " +
+         x.describe());
+  expect_shape(op, "y", y, {x.dim(0), w.dim(0)});
+  if (y.data == x.data && y.nbytes() > 0) fail(std::string(op) + ": y must not alias x");
+  if (dev == Device::CPU) return cpu::linear(x, w, y);
+  no_cuda(op);
+}
+
+}  // namespace tf

@@ -1,0 +1,18 @@
+#include "backend/residual_add.h"
+
+#include "backend/cpu/transformer_ops.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void residual_add(Tensor& h, const Tensor& d) {
+  const char* op = "residual_add";
+  Device dev = common_device(op, {&h, &d});
+  expect_dtype(op, "h", h, DType::BF16);
+  expect_dtype(op, "d", d, DType::BF16);
+  expect_shape(op, "d", d, h.shape);
+  if (dev == Device::CPU) return cpu::residual_add(h, d);
+  no_cuda(op);
+}
+
+}  // namespace tf

@@ -1,0 +1,24 @@
+#include "backend/rms_norm_gated.h"
+
+#include "backend/cpu/transformer_ops.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {
+  const char* op = "rms_norm_gated";
+  Device dev = common_device(op, {&x, &z, &w, &y});
+  expect_dtype(op, "x", x, DType::BF16);
+  expect_dtype(op, "z", z, DType::BF16);
+  expect_dtype(op, "y", y, DType::BF16);
+  if (w.dtype != DType::BF16 && w.dtype != DType::F32)
+    fail(std::string(op) + ": w is " + w.describe() + ", expected BF16 or F32");
+  if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [rows, d]");
+  expect_shape(op, "z", z, x.shape);
+  expect_shape(op, "w", w, {x.dim(1)});
+  expect_shape(op, "y", y, x.shape);
+  if (dev == Device::CPU) return cpu::rms_norm_gated(x, z, w, eps, y);
+  no_cuda(op);
+}
+
+}  // namespace tf

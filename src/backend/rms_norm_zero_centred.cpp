@@ -1,0 +1,42 @@
+#include "backend/rms_norm_zero_centred.h"
+
+#include "backend/cpu/transformer_ops.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+namespace {
+void check_norm_weight(const char* op, const Tensor& x, const Tensor& w) {
+  if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [rows, d]");
+  if (w.dtype != DType::BF16 && w.dtype != DType::F32)
+    fail(std::string(op) + ": w is " + w.describe() + ", expected BF16 or F32");
+  expect_shape(op, "w", w, {x.dim(1)});
+}
+}  // namespace
+
+void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
+  const char* op = "rms_norm_zero_centred";
+  Device dev = common_device(op, {&x, &w, &y});
+  expect_dtype(op, "x", x, DType::BF16);
+  expect_dtype(op, "y", y, DType::BF16);
+  check_norm_weight(op, x, w);
+  expect_shape(op, "y", y, x.shape);
+  if (dev == Device::CPU) return cpu::rms_norm_zero_centred(x, w, eps, y);
+  no_cuda(op);
+}
+
+void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
+  const char* op = "residual_add_rms_norm_zero_centred";
+  Device dev = common_device(op, {&h, &d, &w, &y});
+  expect_dtype(op, "h", h, DType::BF16);
+  expect_dtype(op, "d", d, DType::BF16);
+  expect_dtype(op, "y", y, DType::BF16);
+  check_norm_weight(op, h, w);
+  expect_shape(op, "d", d, h.shape);
+  expect_shape(op, "y", y, h.shape);
+  if (y.data == h.data || y.data == d.data) fail(std::string(op) + ": y must not alias h or d");
+  if (dev == Device::CPU) return cpu::residual_add_rms_norm_zero_centred(h, d, w, eps, y);
+  no_cuda(op);
+}
+
+}  // namespace tf

@@ -1,0 +1,20 @@
+#include "backend/sigmoid_gate.h"
+
+#include "backend/cpu/transformer_ops.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void sigmoid_gate(const Tensor& x, const Tensor& gate, Tensor& y) {
+  const char* op = "sigmoid_gate";
+  Device dev = common_device(op, {&x, &gate, &y});
+  expect_dtype(op, "x", x, DType::BF16);
+  expect_dtype(op, "gate", gate, DType::BF16);
+  expect_dtype(op, "y", y, DType::BF16);
+  expect_shape(op, "gate", gate, x.shape);
+  expect_shape(op, "y", y, x.shape);
+  if (dev == Device::CPU) return cpu::sigmoid_gate(x, gate, y);
+  no_cuda(op);
+}
+
+}  // namespace tf

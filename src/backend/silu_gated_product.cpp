@@ -1,0 +1,20 @@
+#include "backend/silu_gated_product.h"
+
+#include "backend/cpu/transformer_ops.h"
+#include "backend/dispatch.h"
+
+namespace tf {
+
+void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y) {
+  const char* op = "silu_gated_product";
+  Device dev = common_device(op, {&gate, &up, &y});
+  expect_dtype(op, "gate", gate, DType::BF16);
+  expect_dtype(op, "up", up, DType::BF16);
+  expect_dtype(op, "y", y, DType::BF16);
+  expect_shape(op, "up", up, gate.shape);
+  expect_shape(op, "y", y, gate.shape);
+  if (dev == Device::CPU) return cpu::silu_gated_product(gate, up, y);
+  no_cuda(op);
+}
+
+}  // namespace tf

@@ -1,0 +1,330 @@
+// The encoder's CPU ops against float64 references evaluated at each op's rounding points, plus
+// packing (sequences side by side give the same bytes as run alone) and kernel agreement.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "backend/attention_causal_gqa.h"
+#include "backend/causal_conv1d_silu.h"
+#include "backend/cpu/transformer_ops.h"
+#include "backend/delta_net_prep.h"
+#include "backend/embedding.h"
+#include "backend/gated_delta_rule.h"
+#include "backend/linear.h"
+#include "backend/residual_add.h"
+#include "backend/rms_norm_gated.h"
+#include "backend/rms_norm_zero_centred.h"
+#include "backend/rope_partial.h"
+#include "backend/rope_tables.h"
+#include "backend/sigmoid_gate.h"
+#include "backend/silu_gated_product.h"
+#include "backend/split_query_gate.h"
+#include "core/bf16.h"
+#include "core/error.h"
+
+using namespace tf;
+
+namespace {
+
+Tensor random_bf16(Shape s, uint32_t seed, float scale = 1.0f) {
+  Tensor t = empty(DType::BF16, std::move(s));
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.0f, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<uint16_t>()[i] = bf16_bits_from_float(nd(rng));
+  return t;
+}
+Tensor random_f32(Shape s, uint32_t seed, float lo, float hi) {
+  Tensor t = empty(DType::F32, std::move(s));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> ud(lo, hi);
+  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = ud(rng);
+  return t;
+}
+float at(const Tensor& t, int64_t i) {
+  return t.dtype == DType::F32 ? t.ptr<float>()[i] : float_from_bf16_bits(t.ptr<uint16_t>()[i]);
+}
+double ulp_bf16(double v) {
+  int e;
+  std::frexp(std::max(std::fabs(v), 1e-30), &e);
+  return std::ldexp(1.0, e - 8);
+}
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  return a.nbytes() == b.nbytes() && std::memcmp(a.data, b.data, a.nbytes()) == 0;
+}
+double silu(double x) { return x / (1 + std::exp(-x)); }
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+double rb(double x) { return round_bf16(static_cast<float>(x)); }
+
+}  // namespace
+
+TEST(Linear, MatchesFloat64WithinOneRoundingAndKernelsAgree) {
+  for (int64_t K : {5, 32, 77, 300}) {
+    for (int64_t n : {1, 7, 13}) {
+      for (int64_t N : {1, 5, 9}) {
+        Tensor x = random_bf16({n, K}, 1 + K + n, 1.0f), w = random_bf16({N, K}, 7 + N, 0.1f);
+        Tensor y = empty(DType::BF16, {n, N});
+        cpu::set_linear_kernel(cpu::LinearKernel::Auto);
+        linear(x, w, y);
+        for (int64_t t = 0; t < n; ++t)
+          for (int64_t o = 0; o < N; ++o) {
+            double ref = 0, mag = 0;
+            for (int64_t k = 0; k < K; ++k) {
+              ref += double(at(x, t * K + k)) * at(w, o * K + k);
+              mag += std::fabs(double(at(x, t * K + k)) * at(w, o * K + k));
+            }
+            double got = at(y, t * N + o);
+            EXPECT_LE(std::fabs(got - ref), ulp_bf16(ref) / 2 + 2 * K * std::ldexp(mag, -24))
+                << "K=" << K << " n=" << n << " N=" << N;
+          }
+        for (auto k : {cpu::LinearKernel::Scalar, cpu::LinearKernel::Avx2, cpu::LinearKernel::Avx512}) {
+          cpu::set_linear_kernel(k);
+          Tensor y2 = empty(DType::BF16, {n, N});
+          linear(x, w, y2);
+          EXPECT_TRUE(same_bytes(y, y2)) << cpu::linear_kernel_name(k) << " K=" << K;
+        }
+        cpu::set_linear_kernel(cpu::LinearKernel::Auto);
+      }
+    }
+  }
+}
+
+TEST(Linear, RefusesMismatchedShapes) {
+  Tensor x = random_bf16({3, 8}, 1), w = random_bf16({4, 9}, 2), y = empty(DType::BF16, {3, 4});
+  EXPECT_THROW(linear(x, w, y), Error);
+}
+
+TEST(RmsNormZeroCentred, MatchesFloat64AndFusedAddIsTheSame) {
+  int64_t rows = 9, d = 70;
+  Tensor h = random_bf16({rows, d}, 3, 2.0f), dlt = random_bf16({rows, d}, 4), w = random_bf16({d}, 5, 0.3f);
+  Tensor y = empty(DType::BF16, {rows, d});
+  Tensor h2 = empty(DType::BF16, {rows, d});
+  copy_into(h2, h);
+  residual_add(h2, dlt);
+  rms_norm_zero_centred(h2, w, 1e-6f, y);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < d; ++i) ss += double(at(h2, r * d + i)) * at(h2, r * d + i);
+    double inv = 1 / std::sqrt(ss / d + 1e-6);
+    for (int64_t i = 0; i < d; ++i) {
+      double ref = at(h2, r * d + i) * inv * (1 + double(at(w, i)));
+      EXPECT_LE(std::fabs(at(y, r * d + i) - ref), ulp_bf16(ref) * 0.5 + std::fabs(ref) * 1e-6);
+    }
+  }
+  Tensor y2 = empty(DType::BF16, {rows, d});
+  residual_add_rms_norm_zero_centred(h, dlt, w, 1e-6f, y2);
+  EXPECT_TRUE(same_bytes(h, h2));
+  EXPECT_TRUE(same_bytes(y, y2));
+  Tensor wf = empty(DType::F32, {d});
+  for (int64_t i = 0; i < d; ++i) wf.ptr<float>()[i] = at(w, i);
+  Tensor y3 = empty(DType::BF16, {rows, d});
+  rms_norm_zero_centred(h2, wf, 1e-6f, y3);
+  EXPECT_TRUE(same_bytes(y, y3));  // an F32 copy of bf16 weights changes nothing
+}
+
+TEST(ElementWise, GatedProductsRoundTwice) {
+  Tensor g = random_bf16({5, 33}, 8, 3.0f), u = random_bf16({5, 33}, 9, 3.0f);
+  Tensor y = empty(DType::BF16, {5, 33}), z = empty(DType::BF16, {5, 33});
+  silu_gated_product(g, u, y);
+  sigmoid_gate(u, g, z);
+  for (int64_t i = 0; i < g.numel(); ++i) {
+    double ref = rb(silu(at(g, i))) * at(u, i);
+    EXPECT_LE(std::fabs(at(y, i) - ref), ulp_bf16(ref) * 0.5 + 1e-30);
+    double ref2 = at(u, i) * rb(sigmoid(at(g, i)));
+    EXPECT_LE(std::fabs(at(z, i) - ref2), ulp_bf16(ref2) * 0.5 + 1e-30);
+  }
+}
+
+TEST(ElementWise, EmbeddingAndSplit) {
+  Tensor table = random_bf16({10, 6}, 10), ids = empty(DType::I32, {3}), out = empty(DType::BF16, {3, 6});
+  int32_t v[3] = {9, 0, 4};
+  std::memcpy(ids.data, v, sizeof v);
+  embedding(table, ids, out);
+  for (int t = 0; t < 3; ++t) EXPECT_EQ(0, std::memcmp(out.ptr<uint16_t>() + t * 6, table.ptr<uint16_t>() + v[t] * 6, 12));
+  ids.ptr<int32_t>()[1] = 10;
+  EXPECT_THROW(embedding(table, ids, out), Error);
+
+  Tensor qg = random_bf16({2, 3 * 2 * 4}, 11), q = empty(DType::BF16, {2, 3, 4}), gt = empty(DType::BF16, {2, 3, 4});
+  split_query_gate(qg, q, gt);
+  for (int t = 0; t < 2; ++t)
+    for (int h = 0; h < 3; ++h)
+      for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(q.ptr<uint16_t>()[(t * 3 + h) * 4 + i], qg.ptr<uint16_t>()[t * 24 + h * 8 + i]);
+        EXPECT_EQ(gt.ptr<uint16_t>()[(t * 3 + h) * 4 + i], qg.ptr<uint16_t>()[t * 24 + h * 8 + 4 + i]);
+      }
+}
+
+TEST(CausalConv, MatchesFloat64AndSequencesStayApart) {
+  int64_t T = 11, C = 7, K = 4;
+  Tensor x = random_bf16({T, C}, 12), w = random_bf16({C, 1, K}, 13, 0.5f), y = empty(DType::BF16, {T, C});
+  SeqOffsets offs{0, 4, 4, 11};
+  causal_conv1d_silu(x, w, offs, y);
+  for (size_t s = 0; s + 1 < offs.size(); ++s)
+    for (int64_t t = offs[s]; t < offs[s + 1]; ++t)
+      for (int64_t c = 0; c < C; ++c) {
+        double acc = 0;
+        for (int64_t j = 0; j < K; ++j) {
+          int64_t src = t - (K - 1) + j;
+          if (src >= offs[s]) acc += double(at(w, c * K + j)) * at(x, src * C + c);
+        }
+        double conv = rb(acc);
+        double ref = silu(conv);
+        EXPECT_LE(std::fabs(at(y, t * C + c) - ref), ulp_bf16(ref) * 0.5 + ulp_bf16(conv) * 0.5 * 1.2 + 1e-30);
+      }
+  // the second sequence alone gives the same rows
+  Tensor x2 = x.rows(4, 11), y2 = empty(DType::BF16, {7, C});
+  causal_conv1d_silu(x2, w, single_sequence(7), y2);
+  EXPECT_TRUE(same_bytes(y2, y.rows(4, 11)));
+  EXPECT_THROW(causal_conv1d_silu(x, w, SeqOffsets{0, 5, 3, 11}, y), Error);
+  EXPECT_THROW(causal_conv1d_silu(x, w, SeqOffsets{0, 10}, y), Error);
+}
+
+TEST(DeltaNet, PrepAndRecurrenceMatchFloat64) {
+  int64_t T = 9, Hk = 2, dk = 8, Hv = 4, dv = 6;
+  Tensor mixed = random_bf16({T, 2 * Hk * dk + Hv * dv}, 14), b = random_bf16({T, Hv}, 15, 2.0f),
+         a = random_bf16({T, Hv}, 16, 2.0f);
+  Tensor A_log = random_f32({Hv}, 17, -1.0f, 2.0f), dt = random_bf16({Hv}, 18);
+  Tensor q = empty(DType::F32, {T, Hk, dk}), k = empty(DType::F32, {T, Hk, dk}), v = empty(DType::F32, {T, Hv, dv}),
+         beta = empty(DType::F32, {T, Hv}), g = empty(DType::F32, {T, Hv});
+  delta_net_prep(mixed, b, a, A_log, dt, q, k, v, beta, g);
+  int64_t W = mixed.dim(1);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < Hk; ++h) {
+      double sq = 0, sk = 0;
+      for (int64_t i = 0; i < dk; ++i) {
+        sq += std::pow(double(at(mixed, t * W + h * dk + i)), 2);
+        sk += std::pow(double(at(mixed, t * W + Hk * dk + h * dk + i)), 2);
+      }
+      for (int64_t i = 0; i < dk; ++i) {
+        double rq = at(mixed, t * W + h * dk + i) / std::sqrt(sq + 1e-6) / std::sqrt(double(dk));
+        double rk = at(mixed, t * W + Hk * dk + h * dk + i) / std::sqrt(sk + 1e-6);
+        EXPECT_NEAR(at(q, (t * Hk + h) * dk + i), rq, 1e-6);
+        EXPECT_NEAR(at(k, (t * Hk + h) * dk + i), rk, 1e-6);
+      }
+    }
+    for (int64_t h = 0; h < Hv; ++h) {
+      EXPECT_EQ(at(beta, t * Hv + h), rb(sigmoid(at(b, t * Hv + h))));
+      double x = double(at(a, t * Hv + h)) + at(dt, h);
+      double ref = -std::exp(double(at(A_log, h))) * std::log1p(std::exp(x));
+      EXPECT_NEAR(at(g, t * Hv + h), ref, 1e-5 * std::fabs(ref) + 1e-7);
+    }
+  }
+  SeqOffsets offs{0, 5, 9};
+  Tensor o = empty(DType::BF16, {T, Hv, dv});
+  gated_delta_rule(q, k, v, beta, g, offs, o);
+  for (size_t s = 0; s + 1 < offs.size(); ++s)
+    for (int64_t h = 0; h < Hv; ++h) {
+      std::vector<double> S(dk * dv, 0.0);
+      int64_t hk = h / (Hv / Hk);
+      for (int64_t t = offs[s]; t < offs[s + 1]; ++t) {
+        double dec = std::exp(double(at(g, t * Hv + h))), bt = at(beta, t * Hv + h);
+        for (auto& e : S) e *= dec;
+        for (int64_t j = 0; j < dv; ++j) {
+          double kv = 0;
+          for (int64_t i = 0; i < dk; ++i) kv += S[i * dv + j] * at(k, (t * Hk + hk) * dk + i);
+          double d = (at(v, (t * Hv + h) * dv + j) - kv) * bt;
+          for (int64_t i = 0; i < dk; ++i) S[i * dv + j] += at(k, (t * Hk + hk) * dk + i) * d;
+        }
+        for (int64_t j = 0; j < dv; ++j) {
+          double out = 0, mag = 0;
+          for (int64_t i = 0; i < dk; ++i) {
+            out += S[i * dv + j] * at(q, (t * Hk + hk) * dk + i);
+            mag += std::fabs(S[i * dv + j] * at(q, (t * Hk + hk) * dk + i));
+          }
+          EXPECT_LE(std::fabs(at(o, (t * Hv + h) * dv + j) - out), ulp_bf16(out) * 0.5 + mag * 1e-5)
+              << "t=" << t << " h=" << h << " j=" << j;
+        }
+      }
+    }
+  Tensor o2 = empty(DType::BF16, {4, Hv, dv});
+  gated_delta_rule(q.rows(5, 9), k.rows(5, 9), v.rows(5, 9), beta.rows(5, 9), g.rows(5, 9), single_sequence(4), o2);
+  EXPECT_TRUE(same_bytes(o2, o.rows(5, 9)));
+}
+
+TEST(RmsNormGated, MatchesFloat64ForBothWeightDtypes) {
+  int64_t rows = 6, d = 16;
+  Tensor x = random_bf16({rows, d}, 19), z = random_bf16({rows, d}, 20, 2.0f);
+  Tensor wf = random_f32({d}, 21, 0.5f, 1.5f), wb = empty(DType::BF16, {d});
+  for (int64_t i = 0; i < d; ++i) wb.ptr<uint16_t>()[i] = bf16_bits_from_float(wf.ptr<float>()[i]);
+  for (const Tensor* w : {&wf, &wb}) {
+    Tensor y = empty(DType::BF16, {rows, d});
+    rms_norm_gated(x, z, *w, 1e-6f, y);
+    for (int64_t r = 0; r < rows; ++r) {
+      double ss = 0;
+      for (int64_t i = 0; i < d; ++i) ss += std::pow(double(at(x, r * d + i)), 2);
+      for (int64_t i = 0; i < d; ++i) {
+        double n = rb(at(x, r * d + i) / std::sqrt(ss / d + 1e-6));
+        double t = at(*w, i) * n;
+        if (w->dtype == DType::BF16) t = rb(t);
+        double ref = t * silu(at(z, r * d + i));
+        EXPECT_LE(std::fabs(at(y, r * d + i) - ref), ulp_bf16(ref) * 0.5 + std::fabs(ref) * 1e-5);
+      }
+    }
+  }
+}
+
+TEST(Rope, RotatesTheFirstDimsWithPositionsPerSequence) {
+  int64_t T = 7, H = 2, hd = 10, rot = 6;
+  RopeTables tab = make_rope_tables(8, rot, 10000.0);
+  Tensor x = random_bf16({T, H, hd}, 22), y = empty(DType::BF16, {T, H, hd});
+  SeqOffsets offs{0, 3, 7};
+  rope_partial(x, tab.cos, tab.sin, offs, y);
+  for (int64_t t = 0; t < T; ++t) {
+    int64_t pos = t < 3 ? t : t - 3;
+    for (int64_t h = 0; h < H; ++h)
+      for (int64_t i = 0; i < hd; ++i) {
+        const int64_t base = (t * H + h) * hd;
+        if (i >= rot) {
+          EXPECT_EQ(at(y, base + i), at(x, base + i));
+          continue;
+        }
+        int64_t j = i % (rot / 2);
+        double ang = pos * std::pow(10000.0, -2.0 * j / rot);
+        double c = rb(std::cos(ang)), s = rb(std::sin(ang));
+        double r = i < rot / 2 ? -at(x, base + i + rot / 2) : at(x, base + i - rot / 2);
+        double ref = rb(at(x, base + i) * c) + rb(r * s);
+        EXPECT_LE(std::fabs(at(y, base + i) - ref), ulp_bf16(ref) * 0.5 + 1e-6) << t << " " << i;
+      }
+  }
+  rope_partial(x, tab.cos, tab.sin, offs, x);  // in place
+  EXPECT_TRUE(same_bytes(x, y));
+  RopeTables short_tab = make_rope_tables(3, rot, 10000.0);
+  EXPECT_THROW(rope_partial(x, short_tab.cos, short_tab.sin, single_sequence(7), y), Error);
+}
+
+TEST(Attention, EagerRoundingAndGroupedHeads) {
+  int64_t T = 9, Hq = 4, Hkv = 2, d = 8;
+  Tensor q = random_bf16({T, Hq, d}, 23, 2.0f), k = random_bf16({T, Hkv, d}, 24, 2.0f), v = random_bf16({T, Hkv, d}, 25);
+  Tensor o = empty(DType::BF16, {T, Hq, d});
+  SeqOffsets offs{0, 2, 9};
+  float scale = 0.35355339f;
+  attention_causal_gqa(q, k, v, scale, offs, o);
+  for (size_t s = 0; s + 1 < offs.size(); ++s)
+    for (int64_t t = offs[s]; t < offs[s + 1]; ++t)
+      for (int64_t h = 0; h < Hq; ++h) {
+        int64_t hk = h / 2;
+        std::vector<double> sc;
+        double m = -1e300;
+        for (int64_t j = offs[s]; j <= t; ++j) {
+          double dot = 0;
+          for (int64_t i = 0; i < d; ++i) dot += double(at(q, (t * Hq + h) * d + i)) * at(k, (j * Hkv + hk) * d + i);
+          sc.push_back(rb(rb(dot) * scale));
+          m = std::max(m, sc.back());
+        }
+        double sum = 0;
+        for (auto& e : sc) sum += (e = std::exp(e - m));
+        for (int64_t i = 0; i < d; ++i) {
+          double out = 0, mag = 0;
+          for (size_t j = 0; j < sc.size(); ++j) {
+            double p = rb(sc[j] / sum);
+            out += p * at(v, ((offs[s] + j) * Hkv + hk) * d + i);
+            mag += std::fabs(p * at(v, ((offs[s] + j) * Hkv + hk) * d + i));
+          }
+          EXPECT_LE(std::fabs(at(o, (t * Hq + h) * d + i) - out), ulp_bf16(out) * 0.5 + mag * 0.01) << t << " " << h;
+        }
+      }
+  Tensor o2 = empty(DType::BF16, {7, Hq, d});
+  attention_causal_gqa(q.rows(2, 9), k.rows(2, 9), v.rows(2, 9), scale, single_sequence(7), o2);
+  EXPECT_TRUE(same_bytes(o2, o.rows(2, 9)));
+}
