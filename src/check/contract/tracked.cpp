@@ -1,0 +1,189 @@
+#include "check/contract/tracked.h"
+
+#include <algorithm>
+#include <numbers>
+
+namespace tf::contract {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Round to `bits` significant bits, ties to even, with subnormal spacing `min_quantum` and
+// overflow to infinity above `max_finite`.
+double round_to_format(double x, int bits, double min_quantum, double max_finite) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  int ex = 0;
+  std::frexp(x, &ex);  // |x| = m * 2^ex, m in [0.5, 1)
+  double quantum = std::fmax(std::ldexp(1.0, ex - bits), min_quantum);
+  double r = std::nearbyint(x / quantum) * quantum;
+  if (std::fabs(r) > max_finite) return std::copysign(kInf, x);
+  return r;
+}
+
+// The bound after one fp32 rounding of a result whose inputs already carry `e_in`.
+double after_rounding(double v, double e_in) {
+  return e_in + kU32 * (std::fabs(v) + e_in) + kEta32 + kU64 * std::fabs(v);
+}
+
+// The bound after a rounding point: the spread of the rounded interval around the rounded value.
+template <class Round>
+Tracked rounding_point(Tracked a, Round round) {
+  double r = round(a.v);
+  if (std::isnan(a.v)) return {a.v, 0.0};
+  if (!std::isfinite(a.e)) return {r, kInf};
+  double lo = round(a.v - a.e), hi = round(a.v + a.e);
+  if (!std::isfinite(r)) return {r, (lo == r && hi == r) ? 0.0 : kInf};
+  if (!std::isfinite(lo) || !std::isfinite(hi)) return {r, kInf};
+  return {r, std::fmax(hi - r, r - lo)};
+}
+
+}  // namespace
+
+double bf16_of(double x) { return round_to_format(x, 8, 0x1p-133, 0x1.fep127); }
+double f16_of(double x) { return round_to_format(x, 11, 0x1p-24, 65504.0); }
+
+double bf16_ulp(double x) {
+  if (x == 0 || !std::isfinite(x)) return 0x1p-133;
+  int ex = 0;
+  std::frexp(x, &ex);
+  return std::fmax(std::ldexp(1.0, ex - 8), 0x1p-133);
+}
+
+double gamma32(int64_t n) {
+  if (n <= 0) return 0;
+  double nu = static_cast<double>(n) * kU32;
+  return nu < 1 ? nu / (1 - nu) : kInf;
+}
+
+Tracked f32_add(Tracked a, Tracked b) {
+  double s = a.v + b.v;
+  // Two-sum: the exact error of the float64 addition; zero means s is the exact sum.
+  double bb = s - a.v;
+  double err = (a.v - (s - bb)) + (b.v - bb);
+  if (a.e == 0 && b.e == 0 && err == 0 && f32_of(s) == s) return {s, 0.0};
+  return {s, after_rounding(s, a.e + b.e)};
+}
+
+Tracked f32_sub(Tracked a, Tracked b) { return f32_add(a, f32_neg(b)); }
+
+Tracked f32_neg(Tracked a) { return {-a.v, a.e}; }
+
+Tracked f32_mul(Tracked a, Tracked b) {
+  double p = a.v * b.v;
+  if (a.e == 0 && b.e == 0 && std::fma(a.v, b.v, -p) == 0 && f32_of(p) == p) return {p, 0.0};
+  double e_in = std::fabs(a.v) * b.e + std::fabs(b.v) * a.e + a.e * b.e;
+  return {p, after_rounding(p, e_in)};
+}
+
+Tracked f32_div(Tracked a, Tracked b) {
+  double q = a.v / b.v;
+  if (a.e == 0 && b.e == 0 && std::isfinite(q) && std::fma(q, b.v, -a.v) == 0 && f32_of(q) == q) return {q, 0.0};
+  double bm = std::fabs(b.v);
+  if (!(b.e < bm)) return {q, kInf};
+  double e_in = (std::fabs(a.v) * b.e + bm * a.e) / (bm * (bm - b.e));
+  return {q, after_rounding(q, e_in)};
+}
+
+Tracked f32_sum(std::span<const Tracked> terms) {
+  // Neumaier's compensated sum keeps the float64 reference exact to a few units of 2^-53.
+  double s = 0, c = 0, abs_sum = 0, e_sum = 0;
+  int64_t live = 0;
+  for (const Tracked& t : terms) {
+    double y = s + t.v;
+    c += std::fabs(s) >= std::fabs(t.v) ? (s - y) + t.v : (t.v - y) + s;
+    s = y;
+    abs_sum += std::fabs(t.v);
+    e_sum += t.e;
+    if (t.v != 0 || t.e != 0) ++live;  // adding an exact zero is exact
+  }
+  s += c;
+  if (live <= 1) return {s, e_sum};
+  double e = e_sum + gamma32(live - 1) * (abs_sum + e_sum) + static_cast<double>(live - 1) * kEta32 + kU64 * abs_sum;
+  return {s, e};
+}
+
+Tracked f32_dot(std::span<const Tracked> a, std::span<const Tracked> b) {
+  std::vector<Tracked> products(a.size());
+  for (size_t i = 0; i < a.size(); ++i) products[i] = f32_mul(a[i], b[i]);
+  return f32_sum(products);
+}
+
+namespace detail {
+double function_rounding(double y, double dev, double budget_u, double abs_u) {
+  return dev + budget_u * kU32 * (std::fabs(y) + dev) + abs_u * kU32 + kEta32 + kU64 * std::fabs(y);
+}
+}  // namespace detail
+
+// Budgets in units of kU32 (one ulp is at most 2 kU32 relative). The largest errors documented for
+// CUDA's fp32 functions (CUDA C++ Programming Guide, "Mathematical Functions": expf 2 ulp, rsqrtf
+// 2 ulp, sinf/cosf 2 ulp, log1pf 1 ulp, sqrtf and division correctly rounded) cover glibc's
+// (<= 1 ulp) too.
+Tracked f32_exp(Tracked a) {
+  return f32_function(a, [](double x) { return std::exp(x); }, 4);
+}
+
+Tracked f32_rsqrt(Tracked a) {
+  // rsqrtf: 2 ulp; 1 / sqrtf(x): two correctly rounded operations.
+  return f32_function(a, [](double x) { return 1 / std::sqrt(x); }, 4);
+}
+
+Tracked f32_sqrt(Tracked a) {
+  return f32_function(a, [](double x) { return std::sqrt(x); }, 1);
+}
+
+namespace {
+double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+}  // namespace
+
+Tracked f32_sigmoid(Tracked a) {
+  // 1 / (1 + exp(-x)): exp 4u, the add 1u, the division 1u = 6u; exp(x) / (1 + exp(x)) for
+  // negative x: 4u + 5u + 1u = 10u.
+  return f32_function(a, sigmoid, 10);
+}
+
+Tracked f32_silu(Tracked a) {
+  // x * sigmoid(x): 10u + 1u; x / (1 + exp(-x)): 6u. silu has one minimum, at x = -1.2784645...
+  static const double turning[] = {-1.2784645427610738};
+  return f32_function(a, [](double x) { return x * sigmoid(x); }, 11, 0, turning);
+}
+
+Tracked f32_softplus(Tracked a) {
+  // log1p(exp(x)): exp's 4u passes through with a factor <= 1, log1pf adds 2u; log(1 + exp(x))
+  // adds one absolute u from rounding 1 + exp(x). Above 20 torch returns x itself.
+  return f32_function(a, [](double x) { return x > 20 ? x : std::log1p(std::exp(x)); }, 6, 1);
+}
+
+namespace {
+// Extrema of cos (multiples of pi) or sin (pi/2 + multiples of pi) inside (lo, hi), at most two.
+std::vector<double> trig_turning_points(Tracked a, double offset) {
+  std::vector<double> t;
+  if (!(a.e > 0) || !std::isfinite(a.e) || a.e > 4) return t;
+  double k = std::ceil((a.v - a.e - offset) / std::numbers::pi);
+  for (int i = 0; i < 3; ++i) t.push_back(offset + (k + i) * std::numbers::pi);
+  return t;
+}
+}  // namespace
+
+Tracked f32_cos(Tracked a) {
+  if (a.e > 4) return {std::cos(a.v), 2.0};
+  auto t = trig_turning_points(a, 0);
+  return f32_function(a, [](double x) { return std::cos(x); }, 4, 0, t);
+}
+
+Tracked f32_sin(Tracked a) {
+  if (a.e > 4) return {std::sin(a.v), 2.0};
+  auto t = trig_turning_points(a, std::numbers::pi / 2);
+  return f32_function(a, [](double x) { return std::sin(x); }, 4, 0, t);
+}
+
+Tracked round_bf16_point(Tracked a) { return rounding_point(a, bf16_of); }
+Tracked round_f32_point(Tracked a) { return rounding_point(a, f32_of); }
+
+std::vector<Tracked> exact_values(std::span<const float> xs) {
+  std::vector<Tracked> out(xs.size());
+  for (size_t i = 0; i < xs.size(); ++i) out[i] = exact(xs[i]);
+  return out;
+}
+
+}  // namespace tf::contract
