@@ -80,11 +80,11 @@ KernelContract toy(Fault fault) {
       y[r] = round_bf16_point(f32_dot(std::span(x).subspan(r * kk, kk), w));
     return Reference{y};
   };
-  k.run = [fault](const std::vector<Tensor>& in, std::vector<Tensor>& out) { row_dot(in, out, fault); };
+  k.run = [fault](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) { row_dot(in, out, fault); };
   k.controls = {
-      reimplemented("bf16-accumulation", [](auto& in, auto& out) { row_dot(in, out, Fault::Bf16Accumulate); }),
-      reimplemented("dropped-term", [](auto& in, auto& out) { row_dot(in, out, Fault::DropTerm); }),
-      reimplemented("truncated-output", [](auto& in, auto& out) { row_dot(in, out, Fault::NoOutputRounding); }),
+      reimplemented("bf16-accumulation", [](auto& in, auto& out, auto&) { row_dot(in, out, Fault::Bf16Accumulate); }),
+      reimplemented("dropped-term", [](auto& in, auto& out, auto&) { row_dot(in, out, Fault::DropTerm); }),
+      reimplemented("truncated-output", [](auto& in, auto& out, auto&) { row_dot(in, out, Fault::NoOutputRounding); }),
   };
   return k;
 }

@@ -153,15 +153,15 @@ std::vector<Tensor> clone_host(const std::vector<Tensor>& ts) {
 }
 
 HostRun on_backend(const RunFn& run, Device backend) {
-  return [run, backend](const std::vector<Tensor>& in, std::vector<Tensor>& out) {
+  return [run, backend](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     if (backend == Device::CPU) {
-      run(in, out);
+      run(in, out, p);
       return;
     }
     std::vector<Tensor> din, dout;
     for (const Tensor& t : in) din.push_back(to_device(t, backend));
     for (const Tensor& t : out) dout.push_back(to_device(t, backend));  // carries the poison
-    run(din, dout);
+    run(din, dout, p);
     for (size_t i = 0; i < out.size(); ++i) copy_into(out[i], dout[i]);
   };
 }

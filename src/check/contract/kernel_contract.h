@@ -12,27 +12,31 @@ namespace tf::contract {
 
 // One problem: host input tensors and host output tensors of the shapes and dtypes the kernel
 // writes (their contents are overwritten).
+// Scalar arguments of an op (eps, scale, stride, groups, ...), in the order its contract defines.
+using Params = std::vector<double>;
+
 struct Case {
   std::string label;  // "tokens=65 in=96 out=40"
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
+  Params params;
 };
 
 // The reference for a case: per output tensor, per element, value and allowance.
 using Reference = std::vector<std::vector<Tracked>>;
 
 // Runs a kernel on tensors of one device (inputs and outputs share it).
-using RunFn = std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out)>;
+using RunFn = std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p)>;
 
 // Runs the real kernel on host tensors (copying to and from the backend under test).
-using HostRun = std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out)>;
+using HostRun = std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p)>;
 
 // A planted fault: a faulty variant that computes host outputs from host inputs; `real` runs the
 // kernel under test, so a control may perturb the real kernel's inputs or outputs the way the
 // fault would, or re-implement the kernel with the fault.
 struct Control {
   std::string name;  // "dropped-output-rounding"
-  std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out, const HostRun& real)> run;
+  std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, const HostRun& real)> run;
 };
 
 class Rng;
@@ -46,8 +50,8 @@ struct KernelContract {
   std::function<Reference(const Case&)> reference;
   RunFn run;
   std::vector<Control> controls;
-  // Gate 5: the largest geometries the kernel supports (shapes only; inputs are filled with a
-  // constant on the device and only the launch is checked).
+  // Gate 5: the largest geometries the kernel supports (shapes only, see shape_only; inputs are
+  // zeros on the device and only the launch is checked).
   std::function<std::vector<Case>()> limit_cases;
   // A documented, understood failure (empty when none): a failing kernel with a finding is
   // counted as a known finding rather than a failure.

@@ -46,7 +46,7 @@ RunResult run_once(const HostRun& run, const Case& c, Poison p, Device backend) 
   r.outputs = clone_host(c.outputs);
   poison(r.outputs, p);
   try {
-    run(c.inputs, r.outputs);
+    run(c.inputs, r.outputs, c.params);
   } catch (const std::exception& e) {
     r.error = e.what();
     r.launch_refused = backend == Device::CUDA && looks_like_refused_launch(r.error);
@@ -120,7 +120,7 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
                            (b.error.empty() ? "" : ": " + short_text(b.error)));
   }
 
-  // Gate 5 on the supported sizes: launches only.
+  // Gate 5 on the supported sizes: launches only, on zero-filled device tensors.
   int limit_cases = 0;
   std::vector<std::string> limit_lines;
   if (opt.backend == Device::CUDA && k.limit_cases) {
@@ -128,9 +128,9 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
       ++limit_cases;
       std::vector<Tensor> din, dout;
       try {
-        for (const Tensor& t : c.inputs) din.push_back(to_device(t, opt.backend));
+        for (const Tensor& t : c.inputs) din.push_back(zeros(t.dtype, t.shape, opt.backend));
         for (const Tensor& t : c.outputs) dout.push_back(zeros(t.dtype, t.shape, opt.backend));
-        k.run(din, dout);
+        k.run(din, dout, c.params);
       } catch (const std::exception& e) {
         limit_lines.push_back("gate 5 (" + c.label + "): " + short_text(e.what()));
         ++o.limit_problems;
@@ -168,7 +168,7 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
       std::vector<Tensor> outs = clone_host(p.c.outputs);
       poison(outs, Poison::QuietNaN);
       try {
-        ctl.run(p.c.inputs, outs, real);
+        ctl.run(p.c.inputs, outs, p.c.params, real);
       } catch (const std::exception& e) {
         error = e.what();
         break;

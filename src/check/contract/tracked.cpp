@@ -42,6 +42,7 @@ Tracked rounding_point(Tracked a, Round round) {
 
 double bf16_of(double x) { return round_to_format(x, 8, 0x1p-133, 0x1.fep127); }
 double f16_of(double x) { return round_to_format(x, 11, 0x1p-24, 65504.0); }
+double tf32_of(double x) { return round_to_format(x, 11, 0x1p-136, 0x1.ffcp127); }
 
 double bf16_ulp(double x) {
   if (x == 0 || !std::isfinite(x)) return 0x1p-133;

@@ -30,6 +30,7 @@ inline Tracked exact(double v) { return {v, 0.0}; }
 // Rounding of a float64 to the nearest bf16 / fp16 / fp32 value, ties to even, overflow to infinity.
 double bf16_of(double x);
 double f16_of(double x);
+double tf32_of(double x);  // fp32's range with 11 significant bits (TF32 tensor-core inputs)
 inline double f32_of(double x) { return static_cast<double>(static_cast<float>(x)); }
 // The spacing of bf16 values at x (one unit in the last place).
 double bf16_ulp(double x);

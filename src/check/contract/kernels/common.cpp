@@ -31,24 +31,42 @@ void store_reference(const Reference& ref, std::vector<Tensor>& out) {
 }
 
 Control perturbed_inputs(std::string name, std::function<void(std::vector<Tensor>& in)> perturb) {
-  return {std::move(name), [perturb](const std::vector<Tensor>& in, std::vector<Tensor>& out, const HostRun& real) {
+  return {std::move(name),
+          [perturb](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, const HostRun& real) {
             std::vector<Tensor> changed = copies(in);
             perturb(changed);
-            real(changed, out);
+            real(changed, out, p);
           }};
 }
 
 Control perturbed_outputs(std::string name,
                           std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out)> perturb) {
-  return {std::move(name), [perturb](const std::vector<Tensor>& in, std::vector<Tensor>& out, const HostRun& real) {
-            real(in, out);
+  return {std::move(name),
+          [perturb](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, const HostRun& real) {
+            real(in, out, p);
             perturb(in, out);
           }};
 }
 
-Control reimplemented(std::string name, std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out)> faulty) {
+Control perturbed_params(std::string name, std::function<void(Params& p)> perturb) {
   return {std::move(name),
-          [faulty](const std::vector<Tensor>& in, std::vector<Tensor>& out, const HostRun&) { faulty(in, out); }};
+          [perturb](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, const HostRun& real) {
+            Params changed = p;
+            perturb(changed);
+            real(in, out, changed);
+          }};
+}
+
+Control reimplemented(std::string name, HostKernel faulty) {
+  return {std::move(name), [faulty](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p,
+                                    const HostRun&) { faulty(in, out, p); }};
+}
+
+Tensor shape_only(DType t, Shape s) {
+  Tensor x;
+  x.dtype = t;
+  x.shape = std::move(s);
+  return x;
 }
 
 std::string label(std::initializer_list<std::pair<const char*, int64_t>> dims) {
