@@ -1,0 +1,184 @@
+// Gated DeltaNet on CUDA: causal depthwise conv + SiLU, the input prep (q/k L2 norm in fp32, beta,
+// decay) and the recurrent gated delta rule with the fp32 state held in registers.
+#include <cmath>
+#include <string>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/device_math.cuh"
+#include "backend/cuda/transformer_ops.h"
+
+namespace tf::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// y[t, c] = bf16(silu(bf16(sum_j w[c, j] x[t - K + 1 + j, c]))), zeros before the sequence start.
+__global__ void causal_conv1d_silu_kernel(const uint16_t* x, const uint16_t* w, SeqTable seqs, uint16_t* y,
+                                          int64_t T, int64_t C, int K) {
+  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= T * C) return;
+  int64_t t = i / C, c = i % C;
+  int64_t start = seqs.offsets[seq_of(seqs, static_cast<int>(t))];
+  float acc = 0.0f;
+  for (int j = 0; j < K; ++j) {
+    int64_t src = t - (K - 1) + j;
+    if (src >= start) acc = acc + ld_bf16(w, c * K + j) * ld_bf16(x, src * C + c);
+  }
+  y[i] = st_bf16(silu32(round_bf16(acc)));
+}
+
+// One block per token: warps L2-normalise the q and k heads (fp32), then all threads copy v to
+// fp32 and the first Hv threads make beta and the decay g.
+__global__ void delta_net_prep_kernel(const uint16_t* mixed, const uint16_t* b, const uint16_t* a, const void* A_log,
+                                      bool A_f32, const void* dt_bias, bool dt_f32, float* q, float* k, float* v,
+                                      float* beta, float* g, int Hk, int dk, int Hv, int dv, float q_scale) {
+  const int64_t t = blockIdx.x;
+  const int width = 2 * Hk * dk + Hv * dv, key_dim = Hk * dk;
+  const uint16_t* row = mixed + t * width;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  for (int hr = warp; hr < 2 * Hk; hr += warps) {
+    const bool is_k = hr >= Hk;
+    const int head = is_k ? hr - Hk : hr;
+    const uint16_t* src = row + (is_k ? key_dim : 0) + head * dk;
+    float* dst = (is_k ? k : q) + (t * Hk + head) * dk;
+    float ss = 0.0f;
+    for (int i = lane; i < dk; i += 32) {
+      float x = ld_bf16(src, i);
+      ss = ss + x * x;
+    }
+    ss = group_sum<32>(ss);
+    const float inv = 1.0f / sqrtf(ss + 1e-6f);
+    for (int i = lane; i < dk; i += 32) {
+      float n = ld_bf16(src, i) * inv;
+      dst[i] = is_k ? n : n * q_scale;
+    }
+  }
+  for (int i = threadIdx.x; i < Hv * dv; i += blockDim.x) v[t * Hv * dv + i] = ld_bf16(row, 2 * key_dim + i);
+  for (int h = threadIdx.x; h < Hv; h += blockDim.x) {
+    beta[t * Hv + h] = round_bf16(sigmoid32(ld_bf16(b, t * Hv + h)));  // b.sigmoid() on bf16
+    float x = ld_bf16(a, t * Hv + h) + ld_weight(dt_bias, dt_f32, h);
+    float softplus = x > 20.0f ? x : log1pf(expf(x));
+    g[t * Hv + h] = -expf(ld_weight(A_log, A_f32, h)) * softplus;
+  }
+}
+
+// Sum over the 8 row groups of a warp (lane bits 2..4): the same bits in every lane of a column.
+__device__ __forceinline__ float row_group_sum(float v) {
+  v = v + __shfl_xor_sync(0xffffffffu, v, 4);
+  v = v + __shfl_xor_sync(0xffffffffu, v, 8);
+  v = v + __shfl_xor_sync(0xffffffffu, v, 16);
+  return v;
+}
+
+struct TokenInputs {
+  float decay, beta, v;
+};
+
+// One warp per (sequence, value head, 4 state columns): lane = 4 * row_group + column, each lane
+// keeps R rows of its column of S in registers (8 row groups cover dk <= 8R). Per token:
+//   S *= exp(g); kv = S^T k; d = (v - kv) * beta; S += k d^T; o = bf16(S^T q)
+template <int R>
+__global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
+                                        const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv) {
+  const int lane = threadIdx.x, gi = lane / 4;
+  const int s = blockIdx.z, h = blockIdx.y, j = blockIdx.x * 4 + lane % 4, hk = h / (Hv / Hk);
+  const bool has_col = j < dv;
+  const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1];
+  float S[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) S[r] = 0.0f;
+
+  auto load = [&](int t, float* kr, float* qr, TokenInputs& in) {
+    const float* kt = k + (int64_t(t) * Hk + hk) * dk;
+    const float* qt = q + (int64_t(t) * Hk + hk) * dk;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      int row = gi * R + r;
+      kr[r] = row < dk ? kt[row] : 0.0f;
+      qr[r] = row < dk ? qt[row] : 0.0f;
+    }
+    in.decay = expf(g[int64_t(t) * Hv + h]);
+    in.beta = beta[int64_t(t) * Hv + h];
+    in.v = has_col ? v[(int64_t(t) * Hv + h) * dv + j] : 0.0f;
+  };
+
+  float kr[R], qr[R], kn[R], qn[R];
+  TokenInputs cur{}, nxt{};
+  if (t0 < t1) load(t0, kr, qr, cur);
+  for (int t = t0; t < t1; ++t) {
+    if (t + 1 < t1) load(t + 1, kn, qn, nxt);  // in flight while this token computes
+    float kv = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      S[r] = S[r] * cur.decay;
+      kv = kv + S[r] * kr[r];
+    }
+    kv = row_group_sum(kv);
+    const float d = (cur.v - kv) * cur.beta;
+    float out = 0.0f;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      S[r] = S[r] + kr[r] * d;
+      out = out + S[r] * qr[r];
+    }
+    out = row_group_sum(out);
+    if (gi == 0 && has_col) o[(int64_t(t) * Hv + h) * dv + j] = st_bf16(out);
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      kr[r] = kn[r];
+      qr[r] = qn[r];
+    }
+    cur = nxt;
+  }
+}
+
+}  // namespace
+
+void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y) {
+  int64_t T = x.dim(0), C = x.dim(1);
+  if (T * C == 0) return;
+  SeqTable seqs = make_seq_table("causal_conv1d_silu", seq_offsets);
+  causal_conv1d_silu_kernel<<<blocks_for(T * C, kThreads), kThreads, 0, stream()>>>(
+      static_cast<const uint16_t*>(x.data), static_cast<const uint16_t*>(w.data), seqs,
+      static_cast<uint16_t*>(y.data), T, C, static_cast<int>(w.dim(2)));
+  TF_CUDA_LAUNCH("causal_conv1d_silu_kernel");
+}
+
+void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const Tensor& A_log,
+                    const Tensor& dt_bias, Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g) {
+  int64_t T = q.dim(0), Hk = q.dim(1), dk = q.dim(2), Hv = v.dim(1), dv = v.dim(2);
+  if (T == 0) return;
+  const float q_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));  // dk ** -0.5 as python does
+  delta_net_prep_kernel<<<static_cast<unsigned>(T), kThreads, 0, stream()>>>(
+      static_cast<const uint16_t*>(mixed.data), static_cast<const uint16_t*>(b.data),
+      static_cast<const uint16_t*>(a.data), A_log.data, A_log.dtype == DType::F32, dt_bias.data,
+      dt_bias.dtype == DType::F32, q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(),
+      int(Hk), int(dk), int(Hv), int(dv), q_scale);
+  TF_CUDA_LAUNCH("delta_net_prep_kernel");
+}
+
+void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                      const SeqOffsets& seq_offsets, Tensor& o) {
+  int Hk = int(q.dim(1)), dk = int(q.dim(2)), Hv = int(v.dim(1)), dv = int(v.dim(2));
+  if (q.dim(0) == 0 || Hv == 0 || dv == 0) return;
+  if (Hk == 0 || Hv % Hk != 0)
+    fail("gated_delta_rule: value heads (" + std::to_string(Hv) + ") must be a multiple of key heads (" +
+         std::to_string(Hk) + ")");
+  SeqTable seqs = make_seq_table("gated_delta_rule", seq_offsets);
+  dim3 grid(static_cast<unsigned>((dv + 3) / 4), static_cast<unsigned>(Hv), static_cast<unsigned>(seqs.count));
+  auto args = [&](auto kernel) {
+    kernel<<<grid, 32, 0, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
+                                      g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv);
+  };
+  if (dk <= 8) args(gated_delta_rule_kernel<1>);
+  else if (dk <= 16) args(gated_delta_rule_kernel<2>);
+  else if (dk <= 32) args(gated_delta_rule_kernel<4>);
+  else if (dk <= 64) args(gated_delta_rule_kernel<8>);
+  else if (dk <= 128) args(gated_delta_rule_kernel<16>);
+  else if (dk <= 256) args(gated_delta_rule_kernel<32>);
+  else fail("gated_delta_rule: the CUDA kernel holds key head dims up to 256, got " + std::to_string(dk));
+  TF_CUDA_LAUNCH("gated_delta_rule_kernel");
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,240 @@
+// Every encoder op on CUDA against the same op on the CPU (fresh random inputs, packed sequences,
+// sizes around the chunk edges), and CUDA repeats byte for byte. The CPU ops are checked against
+// float64 elsewhere; here a difference of more than a few bf16 steps means a wrong kernel.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backend/attention_causal_gqa.h"
+#include "backend/causal_conv1d_silu.h"
+#include "backend/delta_net_prep.h"
+#include "backend/embedding.h"
+#include "backend/gated_delta_rule.h"
+#include "backend/linear.h"
+#include "backend/residual_add.h"
+#include "backend/rms_norm_gated.h"
+#include "backend/rms_norm_zero_centred.h"
+#include "backend/rope_partial.h"
+#include "backend/rope_tables.h"
+#include "backend/sigmoid_gate.h"
+#include "backend/silu_gated_product.h"
+#include "backend/split_query_gate.h"
+#include "core/bf16.h"
+#include "cuda_test_util.h"
+
+namespace tf {
+namespace {
+
+Tensor rnd(DType dt, Shape s, uint32_t seed, float scale = 1.0f, float mean = 0.0f) {
+  Tensor t = empty(dt, std::move(s));
+  std::mt19937 g(seed);
+  std::normal_distribution<float> nd(mean, scale);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    float v = nd(g);
+    if (dt == DType::BF16) t.ptr<bf16>()[i] = to_bf16(v);
+    else if (dt == DType::F32) t.ptr<float>()[i] = v;
+  }
+  return t;
+}
+
+Tensor gpu(const Tensor& t) { return to_device(t, Device::CUDA); }
+Tensor host(const Tensor& t) { return to_device(t, Device::CPU); }
+Tensor like_gpu(const Tensor& t) { return empty(t.dtype, t.shape, Device::CUDA); }
+
+float value(const Tensor& t, int64_t i) {
+  return t.dtype == DType::BF16 ? to_float(t.ptr<bf16>()[i]) : t.ptr<float>()[i];
+}
+
+// Elements may differ by `ulps` bf16 steps of the larger magnitude (plus `floor` absolute).
+struct Diff {
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+};
+Diff compare(const Tensor& cpu, const Tensor& cuda_back, double ulps, double floor = 1e-6) {
+  Diff d;
+  for (int64_t i = 0; i < cpu.numel(); ++i) {
+    double a = value(cpu, i), b = value(cuda_back, i);
+    double mag = std::max(std::fabs(a), std::fabs(b));
+    double allow = ulps * (mag > 0 ? std::ldexp(1.0, std::ilogb(mag) - 7) : 0.0) + floor;
+    double e = std::fabs(a - b);
+    if (!(e <= allow)) {
+      if (d.first < 0) d.first = i;
+      ++d.bad;
+    }
+    if (e > d.worst) d.worst = e;
+  }
+  return d;
+}
+
+void expect_close(const char* what, const Tensor& cpu, const Tensor& dev, double ulps, double floor = 1e-6) {
+  Tensor back = host(dev);
+  Diff d = compare(cpu, back, ulps, floor);
+  EXPECT_EQ(d.bad, 0) << what << ": " << d.bad << " of " << cpu.numel() << " elements off, first at " << d.first
+                      << " (cpu " << (d.first >= 0 ? value(cpu, d.first) : 0) << ", cuda "
+                      << (d.first >= 0 ? value(back, d.first) : 0) << "), worst abs " << d.worst;
+}
+
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  Tensor x = host(a), y = host(b);
+  return x.nbytes() == y.nbytes() && std::memcmp(x.data, y.data, x.nbytes()) == 0;
+}
+
+TEST(CudaOps, EmbeddingAndElementwise) {
+  TF_REQUIRE_CUDA_GPU();
+  Tensor table = rnd(DType::BF16, {50, 24}, 1);
+  Tensor ids = empty(DType::I32, {7});
+  for (int i = 0; i < 7; ++i) ids.ptr<int32_t>()[i] = (i * 13) % 50;
+  Tensor out = empty(DType::BF16, {7, 24});
+  embedding(table, ids, out);
+  Tensor dout = empty(DType::BF16, {7, 24}, Device::CUDA);
+  embedding(gpu(table), gpu(ids), dout);
+  EXPECT_TRUE(same_bytes(out, dout));
+  ids.ptr<int32_t>()[3] = 50;
+  EXPECT_THROW(embedding(gpu(table), gpu(ids), dout), Error);
+
+  Tensor a = rnd(DType::BF16, {33, 100}, 2, 3.0f), b = rnd(DType::BF16, {33, 100}, 3, 3.0f);
+  Tensor y = empty(DType::BF16, a.shape), dy = like_gpu(a);
+  silu_gated_product(a, b, y);
+  silu_gated_product(gpu(a), gpu(b), dy);
+  expect_close("silu_gated_product", y, dy, 1);
+  sigmoid_gate(a, b, y);
+  sigmoid_gate(gpu(a), gpu(b), dy);
+  expect_close("sigmoid_gate", y, dy, 1);
+  Tensor h = a, dh = gpu(a);
+  h = empty(DType::BF16, a.shape);
+  std::memcpy(h.data, a.data, a.nbytes());
+  residual_add(h, b);
+  residual_add(dh, gpu(b));
+  EXPECT_TRUE(same_bytes(h, dh));
+
+  Tensor qg = rnd(DType::BF16, {5, 3 * 2 * 8}, 4);
+  Tensor q = empty(DType::BF16, {5, 3, 8}), g = empty(DType::BF16, {5, 3, 8});
+  Tensor dq = like_gpu(q), dg = like_gpu(g);
+  split_query_gate(qg, q, g);
+  split_query_gate(gpu(qg), dq, dg);
+  EXPECT_TRUE(same_bytes(q, dq));
+  EXPECT_TRUE(same_bytes(g, dg));
+}
+
+TEST(CudaOps, Norms) {
+  TF_REQUIRE_CUDA_GPU();
+  for (int64_t d : {4096, 256, 100}) {
+    for (DType wt : {DType::BF16, DType::F32}) {
+      Tensor x = rnd(DType::BF16, {9, d}, 5, 2.0f), w = rnd(wt, {d}, 6, 0.3f), delta = rnd(DType::BF16, {9, d}, 7);
+      Tensor y = empty(DType::BF16, x.shape), dy = like_gpu(x);
+      rms_norm_zero_centred(x, w, 1e-6f, y);
+      rms_norm_zero_centred(gpu(x), gpu(w), 1e-6f, dy);
+      expect_close("rms_norm_zero_centred", y, dy, 1);
+      Tensor dy2 = like_gpu(x);
+      rms_norm_zero_centred(gpu(x), gpu(w), 1e-6f, dy2);
+      EXPECT_TRUE(same_bytes(dy, dy2));
+
+      Tensor h = empty(DType::BF16, x.shape);
+      std::memcpy(h.data, x.data, x.nbytes());
+      Tensor dh = gpu(x);
+      residual_add_rms_norm_zero_centred(h, delta, w, 1e-6f, y);
+      residual_add_rms_norm_zero_centred(dh, gpu(delta), gpu(w), 1e-6f, dy);
+      EXPECT_TRUE(same_bytes(h, dh)) << "fused residual";
+      expect_close("residual_add_rms_norm_zero_centred", y, dy, 1);
+
+      Tensor gx = rnd(DType::BF16, {40, 128}, 8), gz = rnd(DType::BF16, {40, 128}, 9, 2.0f);
+      Tensor gw = rnd(wt, {128}, 10, 0.5f, 1.0f);
+      Tensor gy = empty(DType::BF16, gx.shape), dgy = like_gpu(gx);
+      rms_norm_gated(gx, gz, gw, 1e-6f, gy);
+      rms_norm_gated(gpu(gx), gpu(gz), gpu(gw), 1e-6f, dgy);
+      expect_close("rms_norm_gated", gy, dgy, 1);
+    }
+  }
+}
+
+TEST(CudaOps, DeltaNet) {
+  TF_REQUIRE_CUDA_GPU();
+  const int64_t Hk = 2, dk = 128, Hv = 4, dv = 128, C = 2 * Hk * dk + Hv * dv;
+  const SeqOffsets seqs = {0, 65, 65, 135};  // a chunk edge, an empty sequence, a second sequence
+  const int64_t T = seqs.back();
+  Tensor x = rnd(DType::BF16, {T, C}, 11), w = rnd(DType::BF16, {C, 1, 4}, 12, 0.5f);
+  Tensor mixed = empty(DType::BF16, {T, C}), dmixed = empty(DType::BF16, {T, C}, Device::CUDA);
+  causal_conv1d_silu(x, w, seqs, mixed);
+  causal_conv1d_silu(gpu(x), gpu(w), seqs, dmixed);
+  expect_close("causal_conv1d_silu", mixed, dmixed, 1);
+
+  Tensor b = rnd(DType::BF16, {T, Hv}, 13), a = rnd(DType::BF16, {T, Hv}, 14);
+  Tensor A_log = rnd(DType::F32, {Hv}, 15, 0.5f), dt_bias = rnd(DType::BF16, {Hv}, 16);
+  Tensor q = empty(DType::F32, {T, Hk, dk}), k = empty(DType::F32, {T, Hk, dk}), v = empty(DType::F32, {T, Hv, dv});
+  Tensor beta = empty(DType::F32, {T, Hv}), g = empty(DType::F32, {T, Hv});
+  Tensor dq = like_gpu(q), dk_ = like_gpu(k), dv_ = like_gpu(v), dbeta = like_gpu(beta), dg = like_gpu(g);
+  delta_net_prep(mixed, b, a, A_log, dt_bias, q, k, v, beta, g);
+  Tensor gm = gpu(mixed);
+  delta_net_prep(gm, gpu(b), gpu(a), gpu(A_log), gpu(dt_bias), dq, dk_, dv_, dbeta, dg);
+  expect_close("delta_net_prep q", q, dq, 0.01, 1e-7);
+  expect_close("delta_net_prep k", k, dk_, 0.01, 1e-7);
+  EXPECT_TRUE(same_bytes(v, dv_));
+  EXPECT_TRUE(same_bytes(beta, dbeta));
+  expect_close("delta_net_prep g", g, dg, 0.01, 1e-7);
+
+  // the rule itself on the CPU's inputs, so only its own arithmetic differs
+  Tensor o = empty(DType::BF16, {T, Hv, dv}), d_o = empty(DType::BF16, {T, Hv, dv}, Device::CUDA);
+  gated_delta_rule(q, k, v, beta, g, seqs, o);
+  Tensor gq = gpu(q), gk = gpu(k), gv = gpu(v), gb = gpu(beta), gg = gpu(g);
+  gated_delta_rule(gq, gk, gv, gb, gg, seqs, d_o);
+  expect_close("gated_delta_rule", o, d_o, 2, 1e-4);
+  Tensor d_o2 = like_gpu(d_o);
+  gated_delta_rule(gq, gk, gv, gb, gg, seqs, d_o2);
+  EXPECT_TRUE(same_bytes(d_o, d_o2));
+}
+
+TEST(CudaOps, RopeAndAttention) {
+  TF_REQUIRE_CUDA_GPU();
+  for (int64_t d : {256, 64}) {
+    const int64_t Hq = 4, Hkv = 2, half = d / 8;
+    const SeqOffsets seqs = {0, 37, 100};
+    const int64_t T = seqs.back();
+    RopeTables rt = make_rope_tables(128, 2 * half, 1e7);
+    Tensor x = rnd(DType::BF16, {T, Hq, d}, 20);
+    Tensor y = empty(DType::BF16, x.shape), dy = like_gpu(x);
+    rope_partial(x, rt.cos, rt.sin, seqs, y);
+    Tensor dcos = gpu(rt.cos), dsin = gpu(rt.sin);
+    rope_partial(gpu(x), dcos, dsin, seqs, dy);
+    expect_close("rope_partial", y, dy, 0);
+    Tensor in_place = gpu(x);
+    rope_partial(in_place, dcos, dsin, seqs, in_place);
+    EXPECT_TRUE(same_bytes(in_place, dy)) << "rope in place";
+
+    Tensor q = rnd(DType::BF16, {T, Hq, d}, 21), k = rnd(DType::BF16, {T, Hkv, d}, 22),
+           v = rnd(DType::BF16, {T, Hkv, d}, 23);
+    Tensor o = empty(DType::BF16, q.shape), d_o = like_gpu(q), d_o2 = like_gpu(q);
+    const float scale = 1.0f / std::sqrt(float(d));
+    attention_causal_gqa(q, k, v, scale, seqs, o);
+    Tensor gq = gpu(q), gk = gpu(k), gv = gpu(v);
+    attention_causal_gqa(gq, gk, gv, scale, seqs, d_o);
+    expect_close("attention_causal_gqa", o, d_o, 2, 1e-3);
+    attention_causal_gqa(gq, gk, gv, scale, seqs, d_o2);
+    EXPECT_TRUE(same_bytes(d_o, d_o2));
+  }
+}
+
+TEST(CudaOps, LinearThroughTheDispatcher) {
+  TF_REQUIRE_CUDA_GPU();
+  Tensor x = rnd(DType::BF16, {19, 300}, 30), w = rnd(DType::BF16, {70, 300}, 31, 0.1f);
+  Tensor y = empty(DType::BF16, {19, 70}), dy = empty(DType::BF16, {19, 70}, Device::CUDA);
+  linear(x, w, y);
+  linear(gpu(x), gpu(w), dy);
+  expect_close("linear", y, dy, 1);
+}
+
+TEST(CudaOps, ComparisonCatchesAPlantedFault) {
+  TF_REQUIRE_CUDA_GPU();
+  // attention with the sequences' boundary ignored must fail the same comparison
+  const int64_t T = 20, d = 64;
+  Tensor q = rnd(DType::BF16, {T, 2, d}, 40), k = rnd(DType::BF16, {T, 1, d}, 41), v = rnd(DType::BF16, {T, 1, d}, 42);
+  Tensor o = empty(DType::BF16, q.shape), d_o = like_gpu(q);
+  attention_causal_gqa(q, k, v, 0.125f, {0, 8, 20}, o);
+  attention_causal_gqa(gpu(q), gpu(k), gpu(v), 0.125f, {0, 20}, d_o);
+  Diff diff = compare(o, host(d_o), 2, 1e-3);
+  EXPECT_GT(diff.bad, 0);
+}
+
+}  // namespace
+}  // namespace tf
