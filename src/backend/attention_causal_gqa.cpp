@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -24,7 +27,11 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
     fail(std::string(op) + ": o must not alias q, k or v");
   check_seq_offsets(op, seq_offsets, q.dim(0));
   if (dev == Device::CPU) return cpu::attention_causal_gqa(q, k, v, scale, seq_offsets, o);
+#ifdef TF_HAVE_CUDA
+  return cuda::attention_causal_gqa(q, k, v, scale, seq_offsets, o);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

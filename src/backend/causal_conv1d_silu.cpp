@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -18,7 +21,11 @@ void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_
   if (y.data == x.data && y.nbytes() > 0) fail(std::string(op) + ": y must not alias x");
   check_seq_offsets(op, seq_offsets, x.dim(0));
   if (dev == Device::CPU) return cpu::causal_conv1d_silu(x, w, seq_offsets, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::causal_conv1d_silu(x, w, seq_offsets, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -30,7 +33,11 @@ void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const
   expect_shape(op, "beta", beta, {T, Hv});
   expect_shape(op, "g", g, {T, Hv});
   if (dev == Device::CPU) return cpu::delta_net_prep(mixed, b, a, A_log, dt_bias, q, k, v, beta, g);
+#ifdef TF_HAVE_CUDA
+  return cuda::delta_net_prep(mixed, b, a, A_log, dt_bias, q, k, v, beta, g);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

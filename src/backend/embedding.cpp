@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -15,7 +18,11 @@ void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
   if (ids.rank() != 1) fail(std::string(op) + ": ids is " + ids.describe() + ", expected [n]");
   expect_shape(op, "out", out, {ids.dim(0), table.dim(1)});
   if (dev == Device::CPU) return cpu::embedding(table, ids, out);
+#ifdef TF_HAVE_CUDA
+  return cuda::embedding(table, ids, out);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -25,7 +28,11 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   expect_shape(op, "o", o, v.shape);
   check_seq_offsets(op, seq_offsets, T);
   if (dev == Device::CPU) return cpu::gated_delta_rule(q, k, v, beta, g, seq_offsets, o);
+#ifdef TF_HAVE_CUDA
+  return cuda::gated_delta_rule(q, k, v, beta, g, seq_offsets, o);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -18,7 +21,11 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
   expect_shape(op, "y", y, {x.dim(0), w.dim(0)});
   if (y.data == x.data && y.nbytes() > 0) fail(std::string(op) + ": y must not alias x");
   if (dev == Device::CPU) return cpu::linear(x, w, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::linear(x, w, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

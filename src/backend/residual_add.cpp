@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -12,7 +15,11 @@ void residual_add(Tensor& h, const Tensor& d) {
   expect_dtype(op, "d", d, DType::BF16);
   expect_shape(op, "d", d, h.shape);
   if (dev == Device::CPU) return cpu::residual_add(h, d);
+#ifdef TF_HAVE_CUDA
+  return cuda::residual_add(h, d);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -18,7 +21,11 @@ void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps
   expect_shape(op, "w", w, {x.dim(1)});
   expect_shape(op, "y", y, x.shape);
   if (dev == Device::CPU) return cpu::rms_norm_gated(x, z, w, eps, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::rms_norm_gated(x, z, w, eps, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

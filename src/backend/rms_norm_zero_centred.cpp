@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -22,7 +25,11 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
   check_norm_weight(op, x, w);
   expect_shape(op, "y", y, x.shape);
   if (dev == Device::CPU) return cpu::rms_norm_zero_centred(x, w, eps, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::rms_norm_zero_centred(x, w, eps, y);
+#else
   no_cuda(op);
+#endif
 }
 
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
@@ -36,7 +43,11 @@ void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor
   expect_shape(op, "y", y, h.shape);
   if (y.data == h.data || y.data == d.data) fail(std::string(op) + ": y must not alias h or d");
   if (dev == Device::CPU) return cpu::residual_add_rms_norm_zero_centred(h, d, w, eps, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::residual_add_rms_norm_zero_centred(h, d, w, eps, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

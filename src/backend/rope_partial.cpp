@@ -4,6 +4,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -27,7 +30,11 @@ void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const S
     fail(std::string(op) + ": a sequence of " + std::to_string(longest) + " tokens needs rope tables of at least that " +
          "many positions, got " + std::to_string(cos.dim(0)));
   if (dev == Device::CPU) return cpu::rope_partial(x, cos, sin, seq_offsets, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::rope_partial(x, cos, sin, seq_offsets, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -14,7 +17,11 @@ void sigmoid_gate(const Tensor& x, const Tensor& gate, Tensor& y) {
   expect_shape(op, "gate", gate, x.shape);
   expect_shape(op, "y", y, x.shape);
   if (dev == Device::CPU) return cpu::sigmoid_gate(x, gate, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::sigmoid_gate(x, gate, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -14,7 +17,11 @@ void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y) {
   expect_shape(op, "up", up, gate.shape);
   expect_shape(op, "y", y, gate.shape);
   if (dev == Device::CPU) return cpu::silu_gated_product(gate, up, y);
+#ifdef TF_HAVE_CUDA
+  return cuda::silu_gated_product(gate, up, y);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/transformer_ops.h"
+#endif
 
 namespace tf {
 
@@ -15,7 +18,11 @@ void split_query_gate(const Tensor& qg, Tensor& query, Tensor& gate) {
   expect_shape(op, "gate", gate, query.shape);
   expect_shape(op, "qg", qg, {query.dim(0), query.dim(1) * 2 * query.dim(2)});
   if (dev == Device::CPU) return cpu::split_query_gate(qg, query, gate);
+#ifdef TF_HAVE_CUDA
+  return cuda::split_query_gate(qg, query, gate);
+#else
   no_cuda(op);
+#endif
 }
 
 }  // namespace tf

@@ -22,6 +22,7 @@
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
 #include "core/bf16.h"
+#include "core/error.h"
 #include "cuda_test_util.h"
 
 namespace tf {
