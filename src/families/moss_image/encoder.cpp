@@ -1,0 +1,165 @@
+#include "families/moss_image/encoder.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "backend/attention_causal_gqa.h"
+#include "backend/causal_conv1d_silu.h"
+#include "backend/delta_net_prep.h"
+#include "backend/embedding.h"
+#include "backend/gated_delta_rule.h"
+#include "backend/linear.h"
+#include "backend/residual_add.h"
+#include "backend/rms_norm_gated.h"
+#include "backend/rms_norm_zero_centred.h"
+#include "backend/rope_partial.h"
+#include "backend/rope_tables.h"
+#include "backend/sigmoid_gate.h"
+#include "backend/silu_gated_product.h"
+#include "backend/split_query_gate.h"
+#include "core/error.h"
+
+namespace tf::moss_image {
+
+Encoder::Encoder(EncoderConfig config, EncoderWeights weights, Device device)
+    : config_(std::move(config)), weights_(std::move(weights)), device_(device) {}
+
+Encoder Encoder::load(const std::string& dir, const WeightOptions& options) {
+  EncoderConfig config = load_encoder_config((std::filesystem::path(dir) / "config.json").string());
+  EncoderWeights weights = load_encoder_weights(dir, config, options);
+  return Encoder(std::move(config), std::move(weights), options.device);
+}
+
+std::string Encoder::step_name(int64_t step) const {
+  if (step == config_.layers) return "final norm";
+  return "layer " + std::to_string(step) + (config_.full_attention.at(step) ? " (attention)" : " (DeltaNet)");
+}
+
+Encoder::Rope Encoder::rope_for(const SeqOffsets& seq_offsets) const {
+  int64_t longest = 1;
+  for (size_t s = 0; s + 1 < seq_offsets.size(); ++s) longest = std::max(longest, seq_offsets[s + 1] - seq_offsets[s]);
+  RopeTables t = make_rope_tables(longest, config_.rotary_dim, config_.rope_theta);
+  return Rope{to_device(t.cos, device_), to_device(t.sin, device_)};
+}
+
+Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& offs) const {
+  const EncoderConfig& c = config_;
+  const int64_t T = x.dim(0), Hk = c.lin_key_heads, Hv = c.lin_value_heads, dk = c.lin_key_dim, dv = c.lin_value_dim;
+  Tensor mixed = empty(DType::BF16, {T, c.conv_channels()}, device_);  // [T, q | k | v]
+  Tensor z = empty(DType::BF16, {T, Hv * dv}, device_);
+  Tensor b = empty(DType::BF16, {T, Hv}, device_), a = empty(DType::BF16, {T, Hv}, device_);
+  linear(x, w.in_proj_qkv, mixed);
+  linear(x, w.in_proj_z, z);
+  linear(x, w.in_proj_b, b);
+  linear(x, w.in_proj_a, a);
+  Tensor conv = empty(DType::BF16, {T, c.conv_channels()}, device_);
+  causal_conv1d_silu(mixed, w.conv1d, offs, conv);
+  mixed = Tensor();
+  Tensor q = empty(DType::F32, {T, Hk, dk}, device_), k = empty(DType::F32, {T, Hk, dk}, device_);
+  Tensor v = empty(DType::F32, {T, Hv, dv}, device_);
+  Tensor beta = empty(DType::F32, {T, Hv}, device_), g = empty(DType::F32, {T, Hv}, device_);
+  delta_net_prep(conv, b, a, w.A_log, w.dt_bias, q, k, v, beta, g);
+  conv = Tensor();
+  Tensor o = empty(DType::BF16, {T, Hv, dv}, device_);
+  gated_delta_rule(q, k, v, beta, g, offs, o);
+  Tensor normed = empty(DType::BF16, {T * Hv, dv}, device_);  // per (token, value head)
+  rms_norm_gated(o.reshaped({T * Hv, dv}), z.reshaped({T * Hv, dv}), w.norm, static_cast<float>(c.rms_norm_eps), normed);
+  Tensor out = empty(DType::BF16, {T, c.hidden}, device_);
+  linear(normed.reshaped({T, Hv * dv}), w.out_proj, out);
+  return out;
+}
+
+Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& offs, const Rope& rope) const {
+  const EncoderConfig& c = config_;
+  const int64_t T = x.dim(0), Hq = c.attn_heads, Hkv = c.kv_heads, d = c.head_dim;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  Tensor qg = empty(DType::BF16, {T, Hq * 2 * d}, device_);
+  linear(x, w.q_proj, qg);
+  Tensor query = empty(DType::BF16, {T, Hq, d}, device_), gate = empty(DType::BF16, {T, Hq, d}, device_);
+  split_query_gate(qg, query, gate);
+  qg = Tensor();
+  Tensor kraw = empty(DType::BF16, {T, Hkv * d}, device_), v = empty(DType::BF16, {T, Hkv, d}, device_);
+  Tensor v_rows = v.reshaped({T, Hkv * d});
+  linear(x, w.k_proj, kraw);
+  linear(x, w.v_proj, v_rows);
+  Tensor q = empty(DType::BF16, {T, Hq, d}, device_), k = empty(DType::BF16, {T, Hkv, d}, device_);
+  Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
+  rms_norm_zero_centred(query.reshaped({T * Hq, d}), w.q_norm, eps, q_rows);
+  rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), w.k_norm, eps, k_rows);
+  rope_partial(q, rope.cos, rope.sin, offs, q);
+  rope_partial(k, rope.cos, rope.sin, offs, k);
+  Tensor o = empty(DType::BF16, {T, Hq, d}, device_);
+  attention_causal_gqa(q, k, v, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))), offs, o);
+  sigmoid_gate(o, gate, o);
+  Tensor out = empty(DType::BF16, {T, c.hidden}, device_);
+  linear(o.reshaped({T, Hq * d}), w.o_proj, out);
+  return out;
+}
+
+Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
+  const int64_t T = x.dim(0);
+  Tensor gate = empty(DType::BF16, {T, config_.intermediate}, device_);
+  Tensor up = empty(DType::BF16, {T, config_.intermediate}, device_);
+  linear(x, w.gate_proj, gate);
+  linear(x, w.up_proj, up);
+  silu_gated_product(gate, up, gate);
+  Tensor out = empty(DType::BF16, {T, config_.hidden}, device_);
+  linear(gate, w.down_proj, out);
+  return out;
+}
+
+void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {
+  const LayerWeights& w = weights_.layers.at(i);
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  Tensor x = empty(DType::BF16, h.shape, device_);
+  rms_norm_zero_centred(h, w.input_layernorm, eps, x);
+  Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
+  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
+  mixed = Tensor();
+  residual_add(h, mlp(w, x));
+}
+
+Tensor Encoder::final_norm(const Tensor& h) const {
+  Tensor y = empty(DType::BF16, h.shape, device_);
+  rms_norm_zero_centred(h, weights_.norm, static_cast<float>(config_.rms_norm_eps), y);
+  return y;
+}
+
+Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress) const {
+  const int64_t T = static_cast<int64_t>(ids.size());
+  check_seq_offsets("encoder forward", offs, T);
+  for (int64_t t = 0; t < T; ++t)
+    if (ids[t] < 0 || ids[t] >= config_.vocab_size)
+      fail("encoder: token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
+           " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+  Tensor host_ids = empty(DType::I32, {T});
+  std::copy(ids.begin(), ids.end(), host_ids.ptr<int32_t>());
+  Tensor dev_ids = to_device(host_ids, device_);
+  Tensor h = empty(DType::BF16, {T, config_.hidden}, device_);
+  embedding(weights_.embed_tokens, dev_ids, h);
+  Rope rope = rope_for(offs);
+  for (int64_t i = 0; i < config_.layers; ++i) {
+    layer(i, h, offs, rope);
+    if (progress) progress(i + 1, steps());
+  }
+  Tensor out = to_device(final_norm(h), Device::CPU);
+  if (progress) progress(steps(), steps());
+  return out;
+}
+
+Tensor Encoder::run_step(int64_t step, const Tensor& rows, const SeqOffsets& offs) const {
+  if (step < 0 || step > config_.layers)
+    fail("encoder: step " + std::to_string(step) + " does not exist (0 .. " + std::to_string(config_.layers) + ")");
+  if (rows.dtype != DType::BF16 || rows.rank() != 2 || rows.dim(1) != config_.hidden)
+    fail("encoder step " + std::to_string(step) + ": rows are " + rows.describe() + ", expected BF16 [T, " +
+         std::to_string(config_.hidden) + "]");
+  check_seq_offsets("encoder step", offs, rows.dim(0));
+  Tensor h = empty(DType::BF16, rows.shape, device_);
+  copy_into(h, rows);
+  if (step == config_.layers) return to_device(final_norm(h), Device::CPU);
+  layer(step, h, offs, rope_for(offs));
+  return to_device(h, Device::CPU);
+}
+
+}  // namespace tf::moss_image

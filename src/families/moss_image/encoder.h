@@ -1,0 +1,61 @@
+#pragma once
+// The MOSS-Image prompt encoder's forward (Qwen3.5's text model, one causal prefill, no cache):
+// ids -> embedding -> layers (Gated DeltaNet or gated full attention, then the MLP) -> final norm.
+// It runs on one Device, allocating with tf::empty and calling only backend ops, so it runs
+// wherever the backend has kernels. Several sequences can be packed along the token axis and go
+// through the weights once.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backend/seq_offsets.h"
+#include "core/tensor.h"
+#include "families/moss_image/encoder_config.h"
+#include "families/moss_image/encoder_weights.h"
+
+namespace tf::moss_image {
+
+class Encoder {
+ public:
+  Encoder(EncoderConfig config, EncoderWeights weights, Device device);
+
+  // `dir`: the text encoder folder (config.json + shards).
+  static Encoder load(const std::string& dir, const WeightOptions& options);
+
+  const EncoderConfig& config() const { return config_; }
+  const EncoderWeights& weights() const { return weights_; }
+  Device device() const { return device_; }
+
+  // Steps the reference gate checks one by one: layers 0 .. L-1, then the final norm (step L).
+  int64_t steps() const { return config_.layers + 1; }
+  std::string step_name(int64_t step) const;
+
+  // Called after each step with (step, steps) for progress displays.
+  using Progress = std::function<void(int64_t, int64_t)>;
+
+  // ids: the packed sequences' token ids [T] (host); returns the final norm's rows, BF16
+  // [T, hidden] on the CPU.
+  Tensor forward(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress = {}) const;
+
+  // One step alone on given rows (BF16 [T, hidden], any device): a layer (step < layers) or the
+  // final norm (step == layers). Returns BF16 [T, hidden] on the CPU.
+  Tensor run_step(int64_t step, const Tensor& rows, const SeqOffsets& seq_offsets) const;
+
+ private:
+  struct Rope {
+    Tensor cos, sin;  // BF16 [positions, rotary_dim / 2] on the device
+  };
+  Rope rope_for(const SeqOffsets& seq_offsets) const;
+  void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
+  Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
+  Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
+  Tensor mlp(const LayerWeights& w, const Tensor& x) const;
+  Tensor final_norm(const Tensor& h) const;
+
+  EncoderConfig config_;
+  EncoderWeights weights_;
+  Device device_;
+};
+
+}  // namespace tf::moss_image
