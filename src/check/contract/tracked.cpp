@@ -112,7 +112,8 @@ Tracked f32_dot(std::span<const Tracked> a, std::span<const Tracked> b) {
 
 namespace detail {
 double function_rounding(double y, double dev, double budget_u, double abs_u) {
-  return dev + budget_u * kU32 * (std::fabs(y) + dev) + abs_u * kU32 + kEta32 + kU64 * std::fabs(y);
+  // In the subnormal range an ulp is 2^-149 absolute: the same budget in half-ulps of 2^-149.
+  return dev + budget_u * kU32 * (std::fabs(y) + dev) + abs_u * kU32 + budget_u * kEta32 + kU64 * std::fabs(y);
 }
 }  // namespace detail
 
@@ -121,6 +122,7 @@ double function_rounding(double y, double dev, double budget_u, double abs_u) {
 // 2 ulp, sinf/cosf 2 ulp, log1pf 1 ulp, sqrtf and division correctly rounded) cover glibc's
 // (<= 1 ulp) too.
 Tracked f32_exp(Tracked a) {
+  if (a.v == 0 && a.e == 0) return exact(1.0);  // exp(0) = 1 exactly in every libm and in CUDA
   return f32_function(a, [](double x) { return std::exp(x); }, 4);
 }
 
@@ -137,16 +139,23 @@ namespace {
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 }  // namespace
 
+// Below -88.72, exp(-x) overflows fp32: 1 / (1 + inf) and x / (1 + inf) give 0 (torch's own
+// formula does), an absolute error of the whole (tiny) value.
+Tracked overflow_to_zero(Tracked a, Tracked y) {
+  if (a.v - a.e < -88.72) y.e = std::fmax(y.e, std::fabs(y.v) + y.e);
+  return y;
+}
+
 Tracked f32_sigmoid(Tracked a) {
   // 1 / (1 + exp(-x)): exp 4u, the add 1u, the division 1u = 6u; exp(x) / (1 + exp(x)) for
   // negative x: 4u + 5u + 1u = 10u.
-  return f32_function(a, sigmoid, 10);
+  return overflow_to_zero(a, f32_function(a, sigmoid, 10));
 }
 
 Tracked f32_silu(Tracked a) {
   // x * sigmoid(x): 10u + 1u; x / (1 + exp(-x)): 6u. silu has one minimum, at x = -1.2784645...
   static const double turning[] = {-1.2784645427610738};
-  return f32_function(a, [](double x) { return x * sigmoid(x); }, 11, 0, turning);
+  return overflow_to_zero(a, f32_function(a, [](double x) { return x * sigmoid(x); }, 11, 0, turning));
 }
 
 Tracked f32_softplus(Tracked a) {

@@ -1,8 +1,37 @@
+#include "check/contract/kernels/encoder_ops.h"
 #include "check/contract/kernels/kernels.h"
 
 namespace tf::contract {
 
-// One line per op of the moss_image encoder, as its contract file lands.
-void register_encoder_kernels() {}
+SeqOffsets offsets_from(const Params& p, size_t from) {
+  SeqOffsets o;
+  for (size_t i = from; i < p.size(); ++i) o.push_back(static_cast<int64_t>(p[i]));
+  return o;
+}
+
+void append_offsets(Params& p, const SeqOffsets& o) {
+  for (int64_t x : o) p.push_back(static_cast<double>(x));
+}
+
+std::string offsets_label(const SeqOffsets& o) {
+  std::string s = "seqs{";
+  for (size_t i = 0; i < o.size(); ++i) s += (i ? "," : "") + std::to_string(o[i]);
+  return s + "}";
+}
+
+// The moss_image encoder's ops; the flag says whether the op has a CUDA kernel in this tree.
+void register_encoder_kernels() {
+  register_copies(false);
+  register_linear(false);
+  register_rms_norm_zero_centred(false);
+  register_residual_add(false);
+  register_elementwise_gates(false);
+  register_causal_conv1d_silu(false);
+  register_delta_net_prep(false);
+  register_gated_delta_rule(false);
+  register_rms_norm_gated(false);
+  register_rope_partial(false);
+  register_attention_causal_gqa(false);
+}
 
 }  // namespace tf::contract

@@ -1,0 +1,25 @@
+#pragma once
+// The moss_image encoder ops' contract registrations; `cuda` says whether the op has a CUDA kernel.
+#include "backend/seq_offsets.h"
+#include "check/contract/kernel_contract.h"
+
+namespace tf::contract {
+
+void register_linear(bool cuda);
+void register_rms_norm_zero_centred(bool cuda);
+void register_residual_add(bool cuda);
+void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
+void register_copies(bool cuda);             // embedding, split_query_gate
+void register_causal_conv1d_silu(bool cuda);
+void register_delta_net_prep(bool cuda);
+void register_gated_delta_rule(bool cuda);
+void register_rms_norm_gated(bool cuda);
+void register_rope_partial(bool cuda);
+void register_attention_causal_gqa(bool cuda);
+
+// Packed sequences travel in a case's params from index `from` on (as cu_seqlens).
+SeqOffsets offsets_from(const Params& p, size_t from);
+void append_offsets(Params& p, const SeqOffsets& o);
+std::string offsets_label(const SeqOffsets& o);
+
+}  // namespace tf::contract

@@ -1,0 +1,68 @@
+// residual_add: h = bf16(h + d) in place; bf16 + bf16 in fp32 then one rounding.
+#include "backend/residual_add.h"
+#include "check/contract/kernels/common.h"
+#include "check/contract/kernels/encoder_ops.h"
+
+namespace tf::contract {
+
+namespace {
+
+Case make_case(Tensor h, Tensor d, std::string what) {
+  Case c;
+  c.label = what + " " + shape_str(h.shape);
+  c.outputs = {host_empty(DType::BF16, h.shape)};
+  c.inputs = {std::move(h), std::move(d)};
+  return c;
+}
+
+}  // namespace
+
+void register_residual_add(bool cuda) {
+  KernelContract k;
+  k.name = "residual_add";
+  k.families = {"moss_image"};
+  k.backends = backends(cuda);
+  k.random_cases = [](Rng& rng) {
+    std::vector<Case> cs;
+    for (Shape s : {Shape{63, 64}, Shape{65, 33}, Shape{1, 4096}})
+      cs.push_back(make_case(random_normal(rng, DType::BF16, s), random_normal(rng, DType::BF16, s, 0.1), "random"));
+    return cs;
+  };
+  k.adversarial_cases = [](Rng& rng) {
+    // Exact cancellation and operands 2^40 apart (the small one vanishes only through rounding).
+    std::vector<double> a(300), b(300);
+    for (size_t i = 0; i < a.size(); ++i) {
+      a[i] = bf16_of(std::ldexp(rng.normal(), static_cast<int>(rng.below(80)) - 40));
+      b[i] = i % 2 ? -a[i] : bf16_of(a[i] * std::ldexp(1.0, -static_cast<int>(rng.below(20))));
+    }
+    return std::vector<Case>{make_case(host_tensor(DType::BF16, {3, 100}, a), host_tensor(DType::BF16, {3, 100}, b), "cancelling")};
+  };
+  k.reference = [](const Case& c) {
+    std::vector<Tracked> h = tracked_of(c.inputs[0]), d = tracked_of(c.inputs[1]);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
+    return Reference{h};
+  };
+  k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
+    copy_into(out[0], in[0]);  // in place: run on the output's copy of h
+    residual_add(out[0], in[1]);
+  };
+  k.controls = {
+      reimplemented("truncated-rounding", [](auto& in, auto& out, auto&) {
+        std::vector<double> h = values_of(in[0]), d = values_of(in[1]);
+        for (size_t i = 0; i < h.size(); ++i)
+          h[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(static_cast<float>(h[i] + d[i])) & 0xffff0000u);
+        set_values(out[0], h);
+      }),
+      perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); map_values(in[1], f16_of); }),
+  };
+  k.limit_cases = [] {
+    Case c;
+    c.label = "4096 x 4096";
+    c.inputs = {shape_only(DType::BF16, {4096, 4096}), shape_only(DType::BF16, {4096, 4096})};
+    c.outputs = {shape_only(DType::BF16, {4096, 4096})};
+    return std::vector<Case>{c};
+  };
+  add_kernel(std::move(k));
+}
+
+}  // namespace tf::contract

@@ -1,0 +1,132 @@
+// rms_norm_zero_centred (and the fused residual add ahead of it):
+//   r = rsqrt(fp32 sum(x^2) / d + eps);  y = bf16((x * r) * (1 + w))   (fp32 products, one rounding)
+#include "backend/rms_norm_zero_centred.h"
+#include "check/contract/kernels/common.h"
+#include "check/contract/kernels/encoder_ops.h"
+
+namespace tf::contract {
+
+namespace {
+
+std::vector<Tracked> norm_rows(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / d;
+  std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d)), scale(static_cast<size_t>(d));
+  for (int64_t i = 0; i < d; ++i) scale[i] = f32_add(exact(1.0), w[i]);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
+    Tracked inv = f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
+    for (int64_t i = 0; i < d; ++i) y[r * d + i] = round_bf16_point(f32_mul(f32_mul(x[r * d + i], inv), scale[i]));
+  }
+  return y;
+}
+
+// params: eps. inputs: x, w (plain) or h, d, w (fused).
+Case make_case(Rng& rng, int64_t rows, int64_t d, DType wt, bool fused, double sigma = 1.0) {
+  Case c;
+  c.label = label({{"rows", rows}, {"d", d}}) + (wt == DType::F32 ? " w=F32" : " w=BF16");
+  c.inputs = {random_normal(rng, DType::BF16, {rows, d}, sigma)};
+  if (fused) c.inputs.push_back(random_normal(rng, DType::BF16, {rows, d}, sigma));
+  c.inputs.push_back(random_normal(rng, wt, {d}, 0.3));
+  c.outputs = {host_empty(DType::BF16, {rows, d})};
+  if (fused) c.outputs.push_back(host_empty(DType::BF16, {rows, d}));
+  c.params = {1e-6};
+  return c;
+}
+
+std::vector<Case> random_cases(Rng& rng, bool fused) {
+  return {make_case(rng, 63, 64, DType::BF16, fused), make_case(rng, 65, 96, DType::F32, fused),
+          make_case(rng, 1, 256, DType::BF16, fused), make_case(rng, 16, 4096, DType::BF16, fused),
+          make_case(rng, 64, 33, DType::F32, fused)};
+}
+
+std::vector<Case> adversarial_cases(Rng& rng, bool fused) {
+  std::vector<Case> cs{make_case(rng, 8, 64, DType::BF16, fused, 0x1p-70),   // eps dominates the mean square
+                       make_case(rng, 8, 64, DType::BF16, fused, 0x1p60)};   // squares near fp32's top
+  // One large value among small ones in each row, and rows of exact zeros.
+  Case spike = make_case(rng, 6, 128, DType::BF16, fused);
+  std::vector<double> x = values_of(spike.inputs[0]);
+  for (int64_t r = 0; r < 6; ++r)
+    for (int64_t i = 0; i < 128; ++i) x[r * 128 + i] = r == 5 ? 0.0 : (i == r ? 0x1p20 : x[r * 128 + i] * 0x1p-10);
+  set_values(spike.inputs[0], x);
+  spike.label = "spikes and zero rows";
+  cs.push_back(spike);
+  return cs;
+}
+
+Reference plain_reference(const Case& c) {
+  return {norm_rows(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1), c.params[0])};
+}
+
+Reference fused_reference(const Case& c) {
+  std::vector<Tracked> h = tracked_of(c.inputs[0]), d = tracked_of(c.inputs[1]);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
+  return {h, norm_rows(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
+}
+
+// The normalised value rounded to bf16 before the (1 + w) scale: an added rounding point.
+void added_rounding(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+  const int64_t d = in[0].dim(1), rows = in[0].dim(0);
+  std::vector<double> x = values_of(in[0]), w = values_of(in.back()), y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    float s = 0;
+    for (int64_t i = 0; i < d; ++i) s += static_cast<float>(x[r * d + i] * x[r * d + i]);
+    float inv = 1 / std::sqrt(s / d + static_cast<float>(p[0]));
+    for (int64_t i = 0; i < d; ++i)
+      y[r * d + i] = static_cast<float>(bf16_of(static_cast<float>(x[r * d + i]) * inv)) * (1 + static_cast<float>(w[i]));
+  }
+  set_values(out[0], y);
+}
+
+}  // namespace
+
+void register_rms_norm_zero_centred(bool cuda) {
+  KernelContract k;
+  k.name = "rms_norm_zero_centred";
+  k.families = {"moss_image"};
+  k.backends = backends(cuda);
+  k.random_cases = [](Rng& rng) { return random_cases(rng, false); };
+  k.adversarial_cases = [](Rng& rng) { return adversarial_cases(rng, false); };
+  k.reference = plain_reference;
+  k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+    rms_norm_zero_centred(in[0], in[1], static_cast<float>(p[0]), out[0]);
+  };
+  k.controls = {
+      reimplemented("added-rounding-before-scale", added_rounding),
+      perturbed_inputs("plain-w-instead-of-1+w", [](std::vector<Tensor>& in) { map_values(in[1], [](double w) { return w - 1; }); }),
+      perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
+      perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); }),
+  };
+  k.limit_cases = [] {
+    std::vector<Case> cs;
+    for (auto [rows, d] : {std::pair{4096, 4096}, {4096 * 16, 256}, {1, 4096}}) {
+      Case c;
+      c.label = label({{"rows", rows}, {"d", d}});
+      c.inputs = {shape_only(DType::BF16, {rows, d}), shape_only(DType::BF16, {d})};
+      c.outputs = {shape_only(DType::BF16, {rows, d})};
+      c.params = {1e-6};
+      cs.push_back(c);
+    }
+    return cs;
+  };
+  add_kernel(k);
+
+  KernelContract f;
+  f.name = "residual_add_rms_norm_zero_centred";
+  f.families = {"moss_image"};
+  f.backends = backends(cuda);
+  f.random_cases = [](Rng& rng) { return random_cases(rng, true); };
+  f.adversarial_cases = [](Rng& rng) { return adversarial_cases(rng, true); };
+  f.reference = fused_reference;
+  f.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+    copy_into(out[0], in[0]);  // h is updated in place: run on the output's copy
+    residual_add_rms_norm_zero_centred(out[0], in[1], in[2], static_cast<float>(p[0]), out[1]);
+  };
+  f.controls = {
+      perturbed_inputs("dropped-residual", [](std::vector<Tensor>& in) { map_values(in[1], [](double) { return 0.0; }); }),
+      perturbed_inputs("plain-w-instead-of-1+w", [](std::vector<Tensor>& in) { map_values(in[2], [](double w) { return w - 1; }); }),
+      perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
+  };
+  add_kernel(std::move(f));
+}
+
+}  // namespace tf::contract
