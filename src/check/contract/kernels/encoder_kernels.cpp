@@ -21,17 +21,17 @@ std::string offsets_label(const SeqOffsets& o) {
 
 // The moss_image encoder's ops; the flag says whether the op has a CUDA kernel in this tree.
 void register_encoder_kernels() {
-  register_copies(false);
-  register_linear(false);
-  register_rms_norm_zero_centred(false);
-  register_residual_add(false);
-  register_elementwise_gates(false);
-  register_causal_conv1d_silu(false);
-  register_delta_net_prep(false);
-  register_gated_delta_rule(false);
-  register_rms_norm_gated(false);
-  register_rope_partial(false);
-  register_attention_causal_gqa(false);
+  register_copies(true);
+  register_linear(true);
+  register_rms_norm_zero_centred(true);
+  register_residual_add(true);
+  register_elementwise_gates(true);
+  register_causal_conv1d_silu(true);
+  register_delta_net_prep(true);
+  register_gated_delta_rule(true);
+  register_rms_norm_gated(true);
+  register_rope_partial(true);
+  register_attention_causal_gqa(true);
 }
 
 }  // namespace tf::contract
