@@ -1,5 +1,6 @@
 // Gated DeltaNet on the CPU: causal depthwise conv + SiLU, the input prep (beta, decay, q/k L2
 // norm) and the recurrent gated delta rule with fp32 state.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -75,42 +76,55 @@ void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const
   }, 4);
 }
 
+namespace {
+
+// One (sequence, value head): the recurrence over its tokens. Vector widths may differ between
+// the clones; every element's operations and their order do not.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void delta_rule_one(const float* qp, const float* kp, const float* vp, const float* betap, const float* gp,
+                    int64_t t0, int64_t t1, int64_t h, int64_t hk, int64_t Hk, int64_t dk, int64_t Hv, int64_t dv,
+                    float* S, float* kv, float* d, float* out, uint16_t* op) {
+  std::fill(S, S + dk * dv, 0.0f);
+  for (int64_t t = t0; t < t1; ++t) {
+    const float* qt = qp + (t * Hk + hk) * dk;
+    const float* kt = kp + (t * Hk + hk) * dk;
+    const float* vt = vp + (t * Hv + h) * dv;
+    const float decay = std::exp(gp[t * Hv + h]);
+    const float bt = betap[t * Hv + h];
+    for (int64_t i = 0; i < dk * dv; ++i) S[i] = S[i] * decay;
+    std::fill(kv, kv + dv, 0.0f);
+    for (int64_t i = 0; i < dk; ++i) {
+      const float ki = kt[i];
+      const float* Si = S + i * dv;
+      for (int64_t j = 0; j < dv; ++j) kv[j] += Si[j] * ki;
+    }
+    for (int64_t j = 0; j < dv; ++j) d[j] = (vt[j] - kv[j]) * bt;
+    std::fill(out, out + dv, 0.0f);
+    for (int64_t i = 0; i < dk; ++i) {
+      float* Si = S + i * dv;
+      const float ki = kt[i], qi = qt[i];
+      for (int64_t j = 0; j < dv; ++j) Si[j] = Si[j] + ki * d[j];
+      for (int64_t j = 0; j < dv; ++j) out[j] += Si[j] * qi;
+    }
+    for (int64_t j = 0; j < dv; ++j) op[(t * Hv + h) * dv + j] = st(out[j]);
+  }
+}
+
+}  // namespace
+
 void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
                       const SeqOffsets& seq_offsets, Tensor& o) {
   int64_t Hk = q.dim(1), dk = q.dim(2), Hv = v.dim(1), dv = v.dim(2);
   int64_t group = Hv / Hk;
   int64_t seqs = static_cast<int64_t>(seq_offsets.size()) - 1;
-  const float* qp = q.ptr<float>();
-  const float* kp = k.ptr<float>();
-  const float* vp = v.ptr<float>();
-  const float* betap = beta.ptr<float>();
-  const float* gp = g.ptr<float>();
-  uint16_t* op = bf16_ptr_mut(o);
   // One (sequence, value head) pair per task; each owns its state, so the work split cannot change a sum.
   parallel_for(seqs * Hv, [&](int64_t pb, int64_t pe) {
     std::vector<float> S(dk * dv), kv(dv), d(dv), out(dv);
     for (int64_t p = pb; p < pe; ++p) {
-      int64_t s = p / Hv, h = p % Hv, hk = h / group;
-      std::fill(S.begin(), S.end(), 0.0f);
-      for (int64_t t = seq_offsets[s]; t < seq_offsets[s + 1]; ++t) {
-        const float* qt = qp + (t * Hk + hk) * dk;
-        const float* kt = kp + (t * Hk + hk) * dk;
-        const float* vt = vp + (t * Hv + h) * dv;
-        float decay = std::exp(gp[t * Hv + h]);
-        float bt = betap[t * Hv + h];
-        for (int64_t i = 0; i < dk * dv; ++i) S[i] = S[i] * decay;
-        std::fill(kv.begin(), kv.end(), 0.0f);
-        for (int64_t i = 0; i < dk; ++i)
-          for (int64_t j = 0; j < dv; ++j) kv[j] += S[i * dv + j] * kt[i];
-        for (int64_t j = 0; j < dv; ++j) d[j] = (vt[j] - kv[j]) * bt;
-        std::fill(out.begin(), out.end(), 0.0f);
-        for (int64_t i = 0; i < dk; ++i) {
-          float* Si = S.data() + i * dv;
-          for (int64_t j = 0; j < dv; ++j) Si[j] = Si[j] + kt[i] * d[j];
-          for (int64_t j = 0; j < dv; ++j) out[j] += Si[j] * qt[i];
-        }
-        for (int64_t j = 0; j < dv; ++j) op[(t * Hv + h) * dv + j] = st(out[j]);
-      }
+      int64_t s = p / Hv, h = p % Hv;
+      delta_rule_one(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(),
+                     seq_offsets[s], seq_offsets[s + 1], h, h / group, Hk, dk, Hv, dv, S.data(), kv.data(), d.data(),
+                     out.data(), bf16_ptr_mut(o));
     }
   });
 }

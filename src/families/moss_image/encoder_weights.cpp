@@ -1,5 +1,6 @@
 #include "families/moss_image/encoder_weights.h"
 
+#include "backend/upload.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "io/checkpoint.h"
@@ -23,10 +24,10 @@ struct Loader {
       expect_tensor(t, ckpt.file_of(n), n, DType::F32, shape);
       Tensor r = empty(DType::BF16, shape);
       for (int64_t i = 0; i < t.numel(); ++i) r.ptr<uint16_t>()[i] = bf16_bits_from_float(t.ptr<float>()[i]);
-      return to_device(r, opt.device);
+      return r;
     }
     expect_tensor(t, ckpt.file_of(n), n, DType::BF16, shape);
-    return to_device(t, opt.device);
+    return t;
   }
 
   // A small parameter used as stored (F32 or BF16), or rounded to bf16 when asked.
@@ -37,7 +38,7 @@ struct Loader {
       fail(ckpt.file_of(n) + ": tensor \"" + n + "\" is " + t.describe() + ", expected F32 or BF16 " + shape_str(shape));
     expect_tensor(t, ckpt.file_of(n), n, t.dtype, shape);
     if (t.dtype == DType::F32 && opt.round_small_params_to_bf16) return bf16(name, shape);
-    return to_device(t, opt.device);
+    return t;
   }
 };
 
@@ -92,6 +93,20 @@ EncoderWeights load_encoder_weights(const std::string& dir, const EncoderConfig&
     }
     w.layers.push_back(std::move(lw));
   }
+  // Every tensor is checked before any is copied; on the CPU they stay views into the mapping.
+  std::vector<Tensor*> all{&w.embed_tokens, &w.norm};
+  for (LayerWeights& lw : w.layers) {
+    for (Tensor* t : {&lw.input_layernorm, &lw.post_attention_layernorm, &lw.gate_proj, &lw.up_proj, &lw.down_proj})
+      all.push_back(t);
+    if (lw.full_attention)
+      for (Tensor* t : {&lw.attn.q_proj, &lw.attn.k_proj, &lw.attn.v_proj, &lw.attn.q_norm, &lw.attn.k_norm, &lw.attn.o_proj})
+        all.push_back(t);
+    else
+      for (Tensor* t : {&lw.delta.in_proj_qkv, &lw.delta.in_proj_z, &lw.delta.in_proj_b, &lw.delta.in_proj_a,
+                        &lw.delta.conv1d, &lw.delta.dt_bias, &lw.delta.A_log, &lw.delta.norm, &lw.delta.out_proj})
+        all.push_back(t);
+  }
+  upload_tensors(all, opt.device, "text encoder weights");
   return w;
 }
 
