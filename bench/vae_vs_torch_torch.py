@@ -1,0 +1,97 @@
+"""Torch side of bench/vae_vs_torch: diffusers' AutoencoderKLFlux2 (FLUX.2 geometry, random weights
+rounded to bf16 so every precision uses the same weights) timed at fp32 (TF32 off), tf32 and bf16,
+encode and decode at 512^2, 1024^2, 2048^2, plus the bf16 matrix rate measured in the same run.
+Medians of CUDA-event timings after warm-up. Writes JSON; optionally saves the weights for ours."""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+import torch
+
+
+def bf16_matmul_tflops():
+    n = 8192
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3):
+        a @ b
+    ts = []
+    for _ in range(10):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        a @ b
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return 2 * n**3 / (statistics.median(ts) * 1e-3) / 1e12
+
+
+def timed(fn, reps):
+    fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts), min(ts), max(ts)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="512,1024,2048")
+    ap.add_argument("--precisions", default="fp32,tf32,bf16")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--save-weights", default="")
+    args = ap.parse_args()
+    from diffusers import AutoencoderKLFlux2
+
+    torch.manual_seed(0)
+    vae = AutoencoderKLFlux2()  # FLUX.2 geometry
+    with torch.no_grad():
+        for p in vae.parameters():
+            p.copy_(p.to(torch.bfloat16).to(torch.float32))
+    if args.save_weights:
+        os.makedirs(args.save_weights, exist_ok=True)
+        vae.to(torch.bfloat16).save_pretrained(args.save_weights)
+        vae.to(torch.float32)
+    vae = vae.cuda().eval()
+    result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
+              "bf16_matmul_tflops": bf16_matmul_tflops(), "runs": []}
+    print(f"torch {torch.__version__} on {result['device']}: bf16 matmul {result['bf16_matmul_tflops']:.0f} TFLOP/s",
+          flush=True)
+    for prec in args.precisions.split(","):
+        torch.backends.cuda.matmul.allow_tf32 = prec == "tf32"
+        torch.backends.cudnn.allow_tf32 = prec == "tf32"
+        dtype = torch.bfloat16 if prec == "bf16" else torch.float32
+        model = vae.to(dtype)
+        for size in map(int, args.sizes.split(",")):
+            x = torch.rand(1, 3, size, size, device="cuda", dtype=dtype) * 2 - 1
+            z = torch.randn(1, 32, size // 8, size // 8, device="cuda", dtype=dtype)
+            with torch.inference_mode():
+                for what, fn in (("encode", lambda: model.encode(x).latent_dist.mode()),
+                                 ("decode", lambda: model.decode(z).sample)):
+                    torch.cuda.reset_peak_memory_stats()
+                    try:
+                        med, lo, hi = timed(fn, args.reps)
+                        peak = torch.cuda.max_memory_allocated() / 2**30
+                        row = {"precision": prec, "size": size, "what": what, "median_ms": med, "min_ms": lo,
+                               "max_ms": hi, "peak_gib": peak}
+                    except torch.OutOfMemoryError as err:
+                        row = {"precision": prec, "size": size, "what": what, "error": str(err)[:200]}
+                    torch.cuda.empty_cache()
+                    result["runs"].append(row)
+                    print(json.dumps(row), flush=True)
+        vae = model.to(torch.float32)
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#pragma once
+// Raw launchers of the VAE's CUDA kernels (device pointers, channel-major F32 activations,
+// bf16 weights). The backend ops in backend/cuda/<op>.cu wrap these for Tensors; tests and the
+// kernel contract may call them directly.
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace tf::cuda {
+
+struct ConvShape {
+  int Ci, H, W;         // input as stored: [Ci, H, W]
+  bool upsample_input;  // read the input through a nearest 2x upsample (logical size 2H x 2W)
+  int Co, kh, kw;
+  int stride, pad_top, pad_left, pad_bottom, pad_right;
+  int Ho, Wo;  // output size; conv_output_size computes it
+};
+// Fills Ho, Wo from the logical input size, kernel, stride and padding.
+void conv_output_size(ConvShape& s);
+
+// y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
+// Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
+void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
+                   float* y, const ConvShape& s, cudaStream_t stream);
+
+// Workspace (bytes) group_norm needs for its per-block partial sums.
+size_t group_norm_workspace_bytes(int C, int64_t HW, int groups);
+// y = GroupNorm(x) * gamma + beta, then SiLU when asked; x may equal y.
+void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
+                       int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream);
+
+// y[C, 2H, 2W] = x[C, H, W] repeated 2 x 2.
+void launch_upsample_nearest2x(const float* x, int C, int H, int W, float* y, cudaStream_t stream);
+
+// Workspace (floats) attention needs: one block of query rows' scores, never the full N x N.
+int attention_query_block(int N);
+size_t attention_workspace_floats(int N);
+// o[D, N] = V softmax(scale * Q^T K)^T for one head; q, k, v, o channel-major [D, N].
+void launch_attention_single_head(const float* q, const float* k, const float* v, int D, int N, float scale,
+                                  float* o, float* workspace, cudaStream_t stream);
+
+}  // namespace tf::cuda

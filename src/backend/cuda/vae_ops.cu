@@ -1,0 +1,61 @@
+// Tensor-level VAE ops on CUDA: shapes to the raw launchers, workspaces from the runtime's pool.
+#include "backend/cuda/vae_ops.h"
+
+#include <cuda_bf16.h>
+
+#include <string>
+
+#include "backend/cuda/check.h"
+#include "backend/cuda/vae_kernels.h"
+#include "core/error.h"
+
+namespace tf::cuda {
+
+namespace {
+
+const __nv_bfloat16* bf(const Tensor& t) { return static_cast<const __nv_bfloat16*>(t.data); }
+
+void require_aligned(const char* op, const char* arg, const Tensor& t) {
+  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
+    fail(std::string(op) + " (cuda): " + arg + " is not 16-byte aligned (" + t.describe() + ")");
+}
+
+}  // namespace
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual) {
+  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), false, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
+              g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
+  conv_output_size(s);
+  if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail("conv2d (cuda): output size mismatch " + y.describe());
+  if (y.numel() == 0) return;
+  launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
+                stream());
+}
+
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y) {
+  if (x.numel() == 0) return;
+  require_aligned("group_norm", "x", x);
+  require_aligned("group_norm", "y", y);
+  const int C = int(x.dim(0));
+  const int64_t HW = x.numel() / C;
+  Tensor ws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
+  launch_group_norm(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, y.ptr<float>(), ws.data, stream());
+}
+
+void upsample_nearest2x(const Tensor& x, Tensor& y) {
+  if (x.numel() == 0) return;
+  require_aligned("upsample_nearest2x", "y", y);
+  launch_upsample_nearest2x(x.ptr<float>(), int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), y.ptr<float>(), stream());
+}
+
+void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
+  const int D = int(q.dim(0)), N = int(q.dim(1));
+  if (int64_t(N) != q.dim(1)) fail("attention_single_head (cuda): too many positions");
+  Tensor ws = empty(DType::F32, {int64_t(attention_workspace_floats(N))}, Device::CUDA);
+  launch_attention_single_head(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), D, N, scale, o.ptr<float>(),
+                               ws.ptr<float>(), stream());
+}
+
+}  // namespace tf::cuda
