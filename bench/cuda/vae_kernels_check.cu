@@ -108,7 +108,9 @@ static void check_conv(int Ci, int Co, int H, int W, int ks, int stride, bool up
   auto r = randn(ny);
   float *dx = dev(x), *dr = res ? dev(r) : nullptr, *dy = dev_poison(ny);
   bf16 *dw = dev_bf(w), *db = dev_bf(b);
-  launch_conv2d(dx, dw, db, dr, dy, s, 0);
+  void* cws = nullptr;
+  CK(cudaMalloc(&cws, conv_workspace_bytes(s) + 16));
+  launch_conv2d(dx, dw, db, dr, dy, s, cws, 0);
   auto y = host(dy, ny);
   auto idx = sample(ny, 20000);
   std::vector<double> ref;
@@ -133,7 +135,7 @@ static void check_conv(int Ci, int Co, int H, int W, int ks, int stride, bool up
   std::snprintf(name, sizeof name, "conv %dx%d s%d%s%s %d->%d %dx%d", ks, ks, stride, up ? " up" : "", res ? " +res" : "",
                 Ci, Co, H, W);
   report(name, y, idx, ref, 1e-5);
-  cudaFree(dx), cudaFree(dy), cudaFree(dw), cudaFree(db);
+  cudaFree(dx), cudaFree(dy), cudaFree(dw), cudaFree(db), cudaFree(cws);
   if (dr) cudaFree(dr);
 }
 

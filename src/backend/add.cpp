@@ -2,6 +2,9 @@
 
 #include "backend/cpu/add.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/vae_ops.h"
+#endif
 
 namespace tf {
 
@@ -14,6 +17,9 @@ void add(const Tensor& a, const Tensor& b, Tensor& y) {
   expect_shape(op, "y", y, a.shape);
   const Device d = common_device(op, {&a, &b, &y});
   if (d == Device::CPU) return cpu::add(a, b, y);
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA) return cuda::add(a, b, y);
+#endif
   no_cuda(op);
 }
 

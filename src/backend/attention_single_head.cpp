@@ -2,6 +2,9 @@
 
 #include "backend/cpu/attention_single_head.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/vae_ops.h"
+#endif
 
 namespace tf {
 
@@ -19,6 +22,9 @@ void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, fl
   require(o.data != q.data && o.data != k.data && o.data != v.data, std::string(op) + ": o may not alias q, k or v");
   const Device d = common_device(op, {&q, &k, &v, &o});
   if (d == Device::CPU) return cpu::attention_single_head(q, k, v, scale, o);
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA) return cuda::attention_single_head(q, k, v, scale, o);
+#endif
   no_cuda(op);
 }
 

@@ -2,6 +2,9 @@
 
 #include "backend/cpu/group_norm.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/vae_ops.h"
+#endif
 
 namespace tf {
 
@@ -22,6 +25,9 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
   expect_shape(op, "y", y, x.shape);
   const Device d = common_device(op, {&x, &gamma, &beta, &y});
   if (d == Device::CPU) return cpu::group_norm(x, gamma, beta, groups, eps, silu, y);
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA) return cuda::group_norm(x, gamma, beta, groups, eps, silu, y);
+#endif
   no_cuda(op);
 }
 

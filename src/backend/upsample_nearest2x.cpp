@@ -2,6 +2,9 @@
 
 #include "backend/cpu/upsample_nearest2x.h"
 #include "backend/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/vae_ops.h"
+#endif
 
 namespace tf {
 
@@ -13,6 +16,9 @@ void upsample_nearest2x(const Tensor& x, Tensor& y) {
   expect_shape(op, "y", y, {x.dim(0), 2 * x.dim(1), 2 * x.dim(2)});
   const Device d = common_device(op, {&x, &y});
   if (d == Device::CPU) return cpu::upsample_nearest2x(x, y);
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA) return cuda::upsample_nearest2x(x, y);
+#endif
   no_cuda(op);
 }
 

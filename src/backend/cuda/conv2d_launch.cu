@@ -14,43 +14,87 @@ void conv_output_size(ConvShape& s) {
   s.Wo = (W + s.pad_left + s.pad_right - s.kw) / s.stride + 1;
 }
 
+size_t conv_workspace_bytes(const ConvShape& s) {
+  const bool tap_major = s.kh == 3 && s.Ci % 32 == 0;
+  return tap_major ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
+}
+
 namespace {
 
-template <int KS, int STRIDE, bool UP>
-void run(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-         const ConvShape& s, cudaStream_t stream) {
+// wp[co, tap * Ci + ci] = w[co, ci, tap]
+__global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int taps, int64_t total,
+                                          __nv_bfloat16* __restrict__ wp) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // index into w
+  if (i >= total) return;
+  const int64_t per_co = int64_t(Ci) * taps;
+  const int64_t co = i / per_co;
+  const int rem = int(i - co * per_co), ci = rem / taps, tap = rem - ci * taps;
+  wp[co * per_co + int64_t(tap) * Ci + ci] = w[i];
+}
+
+template <class Gather>
+void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias, const float* residual, float* y,
+              int Co, cudaStream_t stream) {
   using namespace gemm;
-  const int K = s.Ci * KS * KS;
-  const int N = s.Ho * s.Wo;
-  Bf16KContig a{w, s.Co, K, (K % 8 == 0) && (reinterpret_cast<uintptr_t>(w) % 16 == 0)};
-  ConvGather<KS, STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
-                               s.Ho, s.Wo, s.pad_top, s.pad_left, N, K};
-  Epilogue e{y, N, 1.f, bias, residual, s.Co, N};
-  auto kernel = split_gemm_kernel<Bf16KContig, ConvGather<KS, STRIDE, UP>>;
+  const int K = b.K, N = b.rows;
+  Bf16KContig a{w, Co, K, (K % 8 == 0) && (reinterpret_cast<uintptr_t>(w) % 16 == 0)};
+  Epilogue e{y, N, 1.f, bias, residual, Co, N};
+  auto kernel = split_gemm_kernel<Bf16KContig, Gather>;
   static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
   if (!attr) {
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)),
                "conv2d: shared memory limit");
     attr = true;
   }
-  dim3 grid((s.Co + BM - 1) / BM, (N + BN - 1) / BN);
+  dim3 grid((Co + BM - 1) / BM, (N + BN - 1) / BN);
   kernel<<<grid, THREADS, kSmemBytes, stream>>>(a, b, e);
   check_launch("conv2d (split_gemm_kernel)");
+}
+
+template <int STRIDE, bool UP>
+void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
+                   const ConvShape& s, void* workspace, cudaStream_t stream) {
+  const int K = s.Ci * 9;
+  const int64_t total = int64_t(s.Co) * K;
+  auto* wp = static_cast<__nv_bfloat16*>(workspace);
+  permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
+  check_launch("conv2d (permute_weights_tap_major)");
+  gemm::ConvGatherTapMajor<STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
+                                         s.Ho, s.Wo, s.pad_top, s.pad_left, s.Ci, 3, s.Ho * s.Wo, K};
+  run_gemm(wp, b, bias, residual, y, s.Co, stream);
+}
+
+template <int KS, int STRIDE, bool UP>
+void run(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
+         const ConvShape& s, cudaStream_t stream) {
+  gemm::ConvGather<KS, STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
+                                     s.Ho, s.Wo, s.pad_top, s.pad_left, s.Ho * s.Wo, s.Ci * KS * KS};
+  run_gemm(w, b, bias, residual, y, s.Co, stream);
 }
 
 }  // namespace
 
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, cudaStream_t stream) {
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
   if (s.kh != s.kw || (s.kh != 1 && s.kh != 3))
     fail("conv2d (cuda): kernel " + std::to_string(s.kh) + "x" + std::to_string(s.kw) + " unsupported (1x1 or 3x3)");
   if (s.stride != 1 && s.stride != 2) fail("conv2d (cuda): stride " + std::to_string(s.stride) + " unsupported");
   if (int64_t(s.Ho) * s.Wo >= (int64_t(1) << 31) || int64_t(s.Ci) * s.kh * s.kw >= (int64_t(1) << 31))
     fail("conv2d (cuda): problem too large for 32-bit tile indices");
   const bool up = s.upsample_input;
+  if (conv_workspace_bytes(s) > 0) {
+    if (s.stride == 1 && !up) return run_tap_major<1, false>(x, w, bias, residual, y, s, workspace, stream);
+    if (s.stride == 1 && up) return run_tap_major<1, true>(x, w, bias, residual, y, s, workspace, stream);
+    return run_tap_major<2, false>(x, w, bias, residual, y, s, workspace, stream);
+  }
   if (s.kh == 3 && s.stride == 1 && !up) return run<3, 1, false>(x, w, bias, residual, y, s, stream);
   if (s.kh == 3 && s.stride == 1 && up) return run<3, 1, true>(x, w, bias, residual, y, s, stream);
   if (s.kh == 3 && s.stride == 2 && !up) return run<3, 2, false>(x, w, bias, residual, y, s, stream);
+  if (s.kh == 1 && s.stride == 1 && !up && s.Ci % 32 == 0) {  // one tap: depth order is already ci
+    gemm::ConvGatherTapMajor<1, false> b{x, s.H, s.W, s.W, int64_t(s.H) * s.W, s.Ho, s.Wo, s.pad_top, s.pad_left,
+                                         s.Ci, 1, s.Ho * s.Wo, s.Ci};
+    return run_gemm(w, b, bias, residual, y, s.Co, stream);
+  }
   if (s.kh == 1 && s.stride == 1 && !up) return run<1, 1, false>(x, w, bias, residual, y, s, stream);
   fail("conv2d (cuda): this kernel/stride/upsample combination is not built");
 }

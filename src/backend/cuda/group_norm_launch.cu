@@ -37,42 +37,59 @@ __global__ void group_stats_kernel(const float* __restrict__ x, int64_t L, doubl
   const double shift = xg[0];
   const int64_t begin = L * p / P, end = L * (p + 1) / P;
   double s = 0.0, ss = 0.0;
-  for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
-    const double d = double(xg[i]) - shift;
-    s += d;
-    ss += d * d;
+  if (L % 4 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {  // slices of whole float4s
+    const int64_t b4 = (L / 4) * p / P, e4 = (L / 4) * (p + 1) / P;
+    const float4* x4 = reinterpret_cast<const float4*>(xg);
+    for (int64_t i = b4 + threadIdx.x; i < e4; i += kThreads) {
+      const float4 f = x4[i];
+      const double d0 = double(f.x) - shift, d1 = double(f.y) - shift, d2 = double(f.z) - shift,
+                   d3 = double(f.w) - shift;
+      s += (d0 + d1) + (d2 + d3);
+      ss += (d0 * d0 + d1 * d1) + (d2 * d2 + d3 * d3);
+    }
+  } else {
+    for (int64_t i = begin + threadIdx.x; i < end; i += kThreads) {
+      const double d = double(xg[i]) - shift;
+      s += d;
+      ss += d * d;
+    }
   }
   const double ts = block_sum(s, scratch);
   const double tss = block_sum(ss, scratch);
-  if (threadIdx.x == 0) partials[int64_t(g) * (P + 1) + p] = make_double2(ts, tss);
+  if (threadIdx.x == 0) partials[int64_t(g) * (P + 2) + p] = make_double2(ts, tss);
   // the shift is kept here: with y == x, x[g * L] is overwritten while other blocks still need it
-  if (threadIdx.x == 0 && p == 0) partials[int64_t(g) * (P + 1) + P] = make_double2(shift, 0.0);
+  if (threadIdx.x == 0 && p == 0) partials[int64_t(g) * (P + 2) + P] = make_double2(shift, 0.0);
+}
+
+// grid G, 128 threads: group g's P partial sums combined in a fixed tree order -> (mean, rstd).
+__global__ void group_finalize_kernel(double2* partials, int P, int64_t L, float eps) {
+  __shared__ double s_sum[128], s_sq[128];
+  const int g = blockIdx.x, t = threadIdx.x;
+  double2* part = partials + int64_t(g) * (P + 2);
+  const double2 v = t < P ? part[t] : make_double2(0.0, 0.0);
+  s_sum[t] = v.x;
+  s_sq[t] = v.y;
+  __syncthreads();
+  for (int w = 64; w > 0; w >>= 1) {
+    if (t < w) s_sum[t] += s_sum[t + w], s_sq[t] += s_sq[t + w];
+    __syncthreads();
+  }
+  if (t == 0) {
+    const double mean_shifted = s_sum[0] / double(L);
+    const double var = s_sq[0] / double(L) - mean_shifted * mean_shifted;
+    part[P + 1] = make_double2(part[P].x + mean_shifted, 1.0 / sqrt(var + double(eps)));
+  }
 }
 
 // grid (Q, C): block q normalises its slice of channel c (group c / Cg).
 __global__ void group_apply_kernel(const float* __restrict__ x, const __nv_bfloat16* __restrict__ gamma,
                                    const __nv_bfloat16* __restrict__ beta, int Cg, int64_t HW, int P,
-                                   const double2* __restrict__ partials, float eps, bool silu, float* y) {
-  __shared__ double stats[2];
+                                   const double2* __restrict__ partials, bool silu, float* y) {
   const int c = blockIdx.y, g = c / Cg;
-  const int64_t L = int64_t(Cg) * HW;
-  if (threadIdx.x == 0) {
-    double s = 0.0, ss = 0.0;
-    for (int p = 0; p < P; ++p) {
-      const double2 t = partials[int64_t(g) * (P + 1) + p];
-      s += t.x;
-      ss += t.y;
-    }
-    const double mean_shifted = s / double(L);
-    const double var = ss / double(L) - mean_shifted * mean_shifted;
-    const double mean = partials[int64_t(g) * (P + 1) + P].x + mean_shifted;
-    stats[0] = mean;
-    stats[1] = 1.0 / sqrt(var + double(eps));
-  }
-  __syncthreads();
+  const double2 stats = partials[int64_t(g) * (P + 2) + P + 1];
   // the affine map in double, rounded once to fp32 (as the CPU backend): a group mean far from
   // zero costs no precision
-  const double mean = stats[0], scale = stats[1] * double(__bfloat162float(gamma[c]));
+  const double mean = stats.x, scale = stats.y * double(__bfloat162float(gamma[c]));
   const double be = __bfloat162float(beta[c]);
   auto f = [&](float x) {
     const float v = float(__dadd_rn(__dmul_rn(__dsub_rn(double(x), mean), scale), be));
@@ -97,7 +114,7 @@ __global__ void group_apply_kernel(const float* __restrict__ x, const __nv_bfloa
 }  // namespace
 
 size_t group_norm_workspace_bytes(int C, int64_t HW, int groups) {
-  return sizeof(double2) * size_t(groups) * (stats_blocks_per_group(int64_t(C / groups) * HW) + 1);
+  return sizeof(double2) * size_t(groups) * (stats_blocks_per_group(int64_t(C / groups) * HW) + 2);
 }
 
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
@@ -110,7 +127,9 @@ void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bf
   group_stats_kernel<<<dim3(P, groups), kThreads, 0, stream>>>(x, L, partials);
   check_launch("group_norm (group_stats_kernel)");
   const int Q = int(std::clamp<int64_t>((HW + kThreads * 16 - 1) / (kThreads * 16), 1, 1024));
-  group_apply_kernel<<<dim3(Q, C), kThreads, 0, stream>>>(x, gamma, beta, Cg, HW, P, partials, eps, silu, y);
+  group_finalize_kernel<<<groups, 128, 0, stream>>>(partials, P, L, eps);
+  check_launch("group_norm (group_finalize_kernel)");
+  group_apply_kernel<<<dim3(Q, C), kThreads, 0, stream>>>(x, gamma, beta, Cg, HW, P, partials, silu, y);
   check_launch("group_norm (group_apply_kernel)");
 }
 

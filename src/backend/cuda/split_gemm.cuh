@@ -42,6 +42,18 @@ struct ConvGather {
   int rows, K;
 };
 
+// im2col with depth ordered tap-major, k = (ky * KS + kx) * Ci + ci (the weights permuted to
+// match): with Ci % 32 == 0 one K tile has one tap, so a thread's 16 depths are one bounds check
+// and 16 loads one channel plane apart.
+template <int STRIDE, bool UPSAMPLE>
+struct ConvGatherTapMajor {
+  const float* x;  // [Ci, Hs, Ws]
+  int H, W, Ws;
+  int64_t HWs;
+  int Ho, Wo, pad_top, pad_left, Ci, KS;
+  int rows, K;
+};
+
 // Per-thread registers for one operand tile: 16 values of one row (KContig: row t/2, depth
 // (t%2)*16..+15; RContig/gather: row t%128, depth (t/128)*16..+15). Either way the thread then
 // writes 16 consecutive depths of one smem row.
@@ -97,6 +109,24 @@ __device__ __forceinline__ void load_tile(const ConvGather<KS, STRIDE, UPSAMPLE>
       kx = 0;
       if (++ky == KS) ky = 0, ++ci;
     }
+  }
+}
+
+template <int STRIDE, bool UPSAMPLE>
+__device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAMPLE>& s, int r0, int k0, Stage16& st) {
+  const int r = r0 + threadIdx.x % 128, kb = k0 + (threadIdx.x / 128) * 16;
+  const int oy = r / s.Wo, ox = r - oy * s.Wo;
+  const int tap = kb / s.Ci, ci0 = kb - tap * s.Ci;
+  const int ky = tap / s.KS, kx = tap - ky * s.KS;
+  const int iy = oy * STRIDE - s.pad_top + ky, ix = ox * STRIDE - s.pad_left + kx;
+  if (r < s.rows && iy >= 0 && iy < s.H && ix >= 0 && ix < s.W) {
+    const int sy = UPSAMPLE ? (iy >> 1) : iy, sx = UPSAMPLE ? (ix >> 1) : ix;
+    const float* p = s.x + int64_t(ci0) * s.HWs + int64_t(sy) * s.Ws + sx;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) st.v[i] = p[int64_t(i) * s.HWs];
+  } else {
+#pragma unroll
+    for (int i = 0; i < 16; ++i) st.v[i] = 0.f;
   }
 }
 

@@ -20,10 +20,12 @@ struct ConvShape {
 // Fills Ho, Wo from the logical input size, kernel, stride and padding.
 void conv_output_size(ConvShape& s);
 
+// Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major; 0 if unused).
+size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
 // Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, cudaStream_t stream);
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream);
 
 // Workspace (bytes) group_norm needs for its per-block partial sums.
 size_t group_norm_workspace_bytes(int C, int64_t HW, int groups);
@@ -33,6 +35,9 @@ void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bf
 
 // y[C, 2H, 2W] = x[C, H, W] repeated 2 x 2.
 void launch_upsample_nearest2x(const float* x, int C, int H, int W, float* y, cudaStream_t stream);
+
+// y[i] = a[i] + b[i] in fp32; y may alias a or b.
+void launch_add(const float* a, const float* b, int64_t n, float* y, cudaStream_t stream);
 
 // Workspace (floats) attention needs: one block of query rows' scores, never the full N x N.
 int attention_query_block(int N);

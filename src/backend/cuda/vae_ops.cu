@@ -29,8 +29,9 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
   conv_output_size(s);
   if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail("conv2d (cuda): output size mismatch " + y.describe());
   if (y.numel() == 0) return;
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
   launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
-                stream());
+                ws.data, stream());
 }
 
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
@@ -48,6 +49,10 @@ void upsample_nearest2x(const Tensor& x, Tensor& y) {
   if (x.numel() == 0) return;
   require_aligned("upsample_nearest2x", "y", y);
   launch_upsample_nearest2x(x.ptr<float>(), int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), y.ptr<float>(), stream());
+}
+
+void add(const Tensor& a, const Tensor& b, Tensor& y) {
+  launch_add(a.ptr<float>(), b.ptr<float>(), a.numel(), y.ptr<float>(), stream());
 }
 
 void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {

@@ -11,6 +11,7 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                 Tensor& y);
 void upsample_nearest2x(const Tensor& x, Tensor& y);
+void add(const Tensor& a, const Tensor& b, Tensor& y);
 void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o);
 
 }  // namespace tf::cuda
