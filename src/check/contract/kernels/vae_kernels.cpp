@@ -5,11 +5,11 @@ namespace tf::contract {
 
 // The flux2_vae's ops; the flag says whether the op has a CUDA kernel in this tree.
 void register_vae_kernels() {
-  register_conv2d(false);
-  register_group_norm(false);
-  register_upsample_nearest2x(false);
-  register_attention_single_head(false);
-  register_add(false);
+  register_conv2d(true);
+  register_group_norm(true);
+  register_upsample_nearest2x(true);
+  register_attention_single_head(true);
+  register_add(true);
 }
 
 }  // namespace tf::contract
