@@ -1,0 +1,66 @@
+#include "families/flux2_vae/blocks.h"
+
+#include <cmath>
+
+#include "backend/attention_single_head.h"
+#include "backend/conv2d.h"
+#include "backend/group_norm.h"
+#include "backend/upsample_nearest2x.h"
+
+namespace tf::flux2_vae {
+
+namespace {
+
+Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tensor* residual) {
+  const int kh = static_cast<int>(c.w.dim(2)), kw = static_cast<int>(c.w.dim(3));
+  const int64_t ho = conv2d_out_extent(x.dim(1), kh, g.stride, g.pad_top, g.pad_bottom);
+  const int64_t wo = conv2d_out_extent(x.dim(2), kw, g.stride, g.pad_left, g.pad_right);
+  Tensor y = empty(DType::F32, {c.w.dim(0), ho, wo}, x.device);
+  conv2d(x, c.w, c.b, g, y, residual);
+  return y;
+}
+
+}  // namespace
+
+Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
+Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 0, 0, 0, 0}, residual); }
+
+Tensor norm(const Norm& n, const Tensor& x, int groups, float eps, bool silu) {
+  Tensor y = empty(DType::F32, x.shape, x.device);
+  group_norm(x, n.gamma, n.beta, groups, eps, silu, y);
+  return y;
+}
+
+Tensor resnet(const Resnet& r, const Tensor& x, int groups, float eps) {
+  Tensor h = conv3x3(r.conv1, norm(r.norm1, x, groups, eps, true));
+  group_norm(h, r.norm2.gamma, r.norm2.beta, groups, eps, true, h);  // in place
+  if (!r.has_shortcut) return conv3x3(r.conv2, h, &x);
+  const Tensor s = conv1x1(r.shortcut, x);
+  return conv3x3(r.conv2, h, &s);
+}
+
+Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0, 1, 1}, nullptr); }
+
+Tensor upsample(const Conv& c, const Tensor& x) {
+  Tensor u = empty(DType::F32, {x.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device);
+  upsample_nearest2x(x, u);
+  return conv3x3(c, u);
+}
+
+Tensor attention(const Attention& a, const Tensor& x, int groups, float eps) {
+  const int64_t c = x.dim(0), n = x.dim(1) * x.dim(2);
+  const Tensor t = norm(a.norm, x, groups, eps, false);
+  const Tensor q = conv1x1(a.q, t), k = conv1x1(a.k, t), v = conv1x1(a.v, t);  // [C, H, W]
+  Tensor o = empty(DType::F32, {c, n}, x.device);
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c)));  // head dim = C
+  attention_single_head(q.reshaped({c, n}), k.reshaped({c, n}), v.reshaped({c, n}), scale, o);
+  return conv1x1(a.out, o.reshaped(x.shape), &x);
+}
+
+Tensor mid_block(const MidBlock& m, const Tensor& x, int groups, float eps) {
+  Tensor h = resnet(m.first, x, groups, eps);
+  if (m.has_attention) h = attention(m.attention, h, groups, eps);
+  return resnet(m.second, h, groups, eps);
+}
+
+}  // namespace tf::flux2_vae

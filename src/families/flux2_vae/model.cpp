@@ -1,0 +1,58 @@
+#include "families/flux2_vae/model.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "families/flux2_vae/tokens.h"
+#include "io/checkpoint.h"
+
+namespace tf::flux2_vae {
+
+Vae Vae::load(const std::string& model_dir, Device device, WeightParts parts) {
+  Vae v;
+  v.s_ = std::make_shared<State>();
+  State& s = *v.s_;
+  s.folder = resolve_component(model_dir, "vae");
+  s.config = load_config(s.folder);
+  s.device = device;
+  const Checkpoint ck = Checkpoint::open_folder(s.folder);
+  s.weights = load_weights(ck, s.config, device, parts);
+  if (parts.encoder) s.encoder = encoder_stages(s.weights, s.config);
+  if (parts.decoder) s.decoder = decoder_stages(s.weights, s.config);
+  return v;
+}
+
+Tensor Vae::moments(const Tensor& x) const {
+  const Config& c = config();
+  require(x.dtype == DType::F32 && x.rank() == 3 && x.dim(0) == c.in_channels,
+          "picture input is " + x.describe() + ", expected F32 [" + std::to_string(c.in_channels) + ", H, W]");
+  const int64_t m = c.picture_multiple();
+  require(x.dim(1) % m == 0 && x.dim(2) % m == 0 && x.dim(1) > 0 && x.dim(2) > 0,
+          "picture is " + std::to_string(x.dim(2)) + "x" + std::to_string(x.dim(1)) +
+              "; width and height must be multiples of " + std::to_string(m));
+  const Tensor out = run_stages(encoder(), to_device(x, device()));
+  return to_device(out, Device::CPU);
+}
+
+Encoded Vae::encode(const Tensor& x, const Tensor* noise) const {
+  const Tensor m = moments(x);
+  Encoded e;
+  e.latents = posterior_latents(m, noise);
+  e.feature2 = tokens_from_latents(e.latents, weights().bn_mean, weights().bn_var, config().batch_norm_eps);
+  return e;
+}
+
+Tensor Vae::decode(const Tensor& latents) const {
+  const Config& c = config();
+  require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c.latent_channels &&
+              latents.dim(1) > 0 && latents.dim(2) > 0,
+          "latents are " + latents.describe() + ", expected F32 [" + std::to_string(c.latent_channels) + ", h, w]");
+  Tensor out = to_device(run_stages(decoder(), to_device(latents, device())), Device::CPU);
+  const float* p = out.ptr<const float>();
+  for (int64_t i = 0; i < out.numel(); ++i)
+    require(std::isfinite(p[i]), "decode: the decoder produced a non-finite value (the latents or weights hold "
+                                 "NaN/Inf or overflow); no picture written");
+  return out;
+}
+
+}  // namespace tf::flux2_vae

@@ -1,0 +1,189 @@
+// The FLUX.2 VAE family on the tiny checkpoint: config, weights (bf16 and an fp32 copy), tokens
+// and their inverse, and the reference gate on the committed cases with planted faults.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "check/idol_vae_gate.h"
+#include "core/bf16.h"
+#include "core/error.h"
+#include "families/flux2_vae/model.h"
+#include "families/flux2_vae/tokens.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace tf::flux2_vae;
+
+const std::string kTiny = std::string(TF_TEST_DATA) + "/tiny-pipeline";
+const std::string kCase32 = std::string(TF_TEST_DATA) + "/vae/case-32x32.safetensors";
+const std::string kCase48x64 = std::string(TF_TEST_DATA) + "/vae/case-48x64.safetensors";
+
+std::string temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("tf-vae-test-" + std::to_string(::getpid())) / name;
+  fs::create_directories(d);
+  return d.string();
+}
+
+TEST(Flux2VaeConfig, TinyLoadsWithItsOwnDecoderWidths) {
+  const Config c = load_config(kTiny + "/vae");
+  EXPECT_EQ(c.block_out_channels, (std::vector<int64_t>{8, 16, 16, 32}));
+  EXPECT_EQ(c.decoder_widths(), (std::vector<int64_t>{8, 16, 24, 32}));
+  EXPECT_EQ(c.token_width(), 128);
+  EXPECT_EQ(c.picture_multiple(), 16);
+  EXPECT_FALSE(c.is_released_geometry());
+  EXPECT_TRUE(Config{}.is_released_geometry());
+}
+
+TEST(Flux2VaeConfig, GroupsThatDoNotDivideAWidthAreRefused) {
+  const std::string d = temp_dir("badcfg");
+  std::ofstream(d + "/config.json") << R"({"_class_name": "AutoencoderKLFlux2", "block_out_channels": [8, 16, 16, 30],
+                                         "norm_num_groups": 4})";
+  try {
+    load_config(d);
+    FAIL() << "expected an error";
+  } catch (const tf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("norm_num_groups"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("config.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Flux2VaeWeights, AnF32FileIsRoundedToTheSameBf16) {
+  // An fp32 copy of the tiny checkpoint (values perturbed below bf16's half-ulp so rounding matters).
+  const std::string src = kTiny + "/vae";
+  const std::string dst = temp_dir("f32");
+  fs::copy_file(src + "/config.json", dst + "/config.json", fs::copy_options::overwrite_existing);
+  const auto f = tf::SafetensorsFile::open(src + "/diffusion_pytorch_model.safetensors");
+  tf::NamedTensors out;
+  for (const auto& [name, e] : f->entries()) {
+    tf::Tensor t = f->get(name);
+    if (t.dtype == tf::DType::BF16) {
+      tf::Tensor g = tf::empty(tf::DType::F32, t.shape);
+      for (int64_t i = 0; i < t.numel(); ++i) {
+        const float v = tf::float_from_bf16_bits(t.ptr<uint16_t>()[i]);
+        g.ptr<float>()[i] = v * (1.0f + 0x1.0p-10f);  // rounds back to v
+      }
+      t = g;
+    }
+    out.push_back({name, t});
+  }
+  tf::write_safetensors(dst + "/diffusion_pytorch_model.safetensors", out);
+  const Vae a = Vae::load(kTiny, tf::Device::CPU), b = Vae::load(dst, tf::Device::CPU);
+  const auto& wa = a.weights().encoder.down[1].resnets[0];
+  const auto& wb = b.weights().encoder.down[1].resnets[0];
+  ASSERT_EQ(wb.conv1.w.dtype, tf::DType::BF16);
+  EXPECT_EQ(std::memcmp(wa.conv1.w.data, wb.conv1.w.data, wa.conv1.w.nbytes()), 0);
+  EXPECT_TRUE(wa.has_shortcut);  // 8 -> 16 channels
+  EXPECT_EQ(std::memcmp(wa.shortcut.w.data, wb.shortcut.w.data, wa.shortcut.w.nbytes()), 0);
+  EXPECT_EQ(a.weights().bn_var, b.weights().bn_var);
+}
+
+TEST(Flux2VaeWeights, AMissingTensorIsNamed) {
+  const std::string dst = temp_dir("missing");
+  fs::copy_file(kTiny + "/vae/config.json", dst + "/config.json", fs::copy_options::overwrite_existing);
+  const auto f = tf::SafetensorsFile::open(kTiny + "/vae/diffusion_pytorch_model.safetensors");
+  tf::NamedTensors out;
+  for (const auto& [name, e] : f->entries())
+    if (name != "decoder.up_blocks.2.resnets.0.conv_shortcut.weight") out.push_back({name, f->get(name)});
+  tf::write_safetensors(dst + "/diffusion_pytorch_model.safetensors", out);
+  try {
+    Vae::load(dst, tf::Device::CPU);
+    FAIL() << "expected an error";
+  } catch (const tf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("decoder.up_blocks.2.resnets.0.conv_shortcut.weight"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Flux2VaeTokens, PatchOrderAndPaddingRows) {
+  // z[c, y, x] = 1000 c + 10 y + x; no normalisation (mean 0, var 1 - eps).
+  const int64_t cz = 32, h = 4, w = 6;
+  tf::Tensor z = tf::empty(tf::DType::F32, {cz, h, w});
+  for (int64_t c = 0; c < cz; ++c)
+    for (int64_t y = 0; y < h; ++y)
+      for (int64_t x = 0; x < w; ++x) z.ptr<float>()[(c * h + y) * w + x] = 1000.0f * c + 10.0f * y + x;
+  const std::vector<float> mean(128, 0.0f), var(128, 1.0f);
+  const tf::Tensor t = tokens_from_latents(z, mean, var, 0.0);
+  ASSERT_EQ(t.shape, (tf::Shape{5 + 2 * 3, 128}));
+  for (int64_t i = 0; i < 5 * 128; ++i) ASSERT_EQ(t.ptr<float>()[i], 0.0f);
+  // token (i=1, j=2) is row 5 + 1*3 + 2; feature 4c + 2dy + dx = z[c, 2 + dy, 4 + dx]
+  const float* row = t.ptr<float>() + (5 + 5) * 128;
+  EXPECT_EQ(row[4 * 7 + 2 * 1 + 0], 7000.0f + 10.0f * 3 + 4);
+  EXPECT_EQ(row[4 * 7 + 2 * 0 + 1], 7000.0f + 10.0f * 2 + 5);
+  const tf::Tensor back = latents_from_tokens(t, h, w, mean, var, 0.0);
+  EXPECT_EQ(std::memcmp(back.data, z.data, z.nbytes()), 0);
+  const tf::Tensor back2 = latents_from_tokens(t.rows(5, t.dim(0)), h, w, mean, var, 0.0);
+  EXPECT_EQ(std::memcmp(back2.data, z.data, z.nbytes()), 0);
+  tf::Tensor bad = t;
+  bad = tf::empty(tf::DType::F32, t.shape);
+  std::memcpy(bad.data, t.data, t.nbytes());
+  bad.ptr<float>()[3 * 128 + 1] = 0.5f;
+  EXPECT_THROW(latents_from_tokens(bad, h, w, mean, var, 0.0), tf::Error);
+}
+
+TEST(Flux2VaeTokens, NormalisationRoundTripsWithinFp32) {
+  const Vae v = Vae::load(kTiny, tf::Device::CPU, {false, true});
+  tf::Tensor z = tf::empty(tf::DType::F32, {32, 4, 4});
+  for (int64_t i = 0; i < z.numel(); ++i) z.ptr<float>()[i] = std::sin(0.37f * i) * 3.0f;
+  const auto& w = v.weights();
+  const tf::Tensor t = tokens_from_latents(z, w.bn_mean, w.bn_var, 1e-4);
+  const tf::Tensor back = latents_from_tokens(t, 4, 4, w.bn_mean, w.bn_var, 1e-4);
+  for (int64_t i = 0; i < z.numel(); ++i) ASSERT_NEAR(back.ptr<float>()[i], z.ptr<float>()[i], 1e-5);
+}
+
+TEST(Flux2VaePosterior, ClampsLogvarAndKeepsNan) {
+  tf::Tensor m = tf::empty(tf::DType::F32, {2, 1, 3});  // Cz = 1: mean row, logvar row
+  const float in[6] = {1.0f, 2.0f, 3.0f, 100.0f, -100.0f, NAN};
+  std::memcpy(m.data, in, sizeof in);
+  tf::Tensor n = tf::empty(tf::DType::F32, {1, 1, 3});
+  for (int i = 0; i < 3; ++i) n.ptr<float>()[i] = 1.0f;
+  const tf::Tensor z = posterior_latents(m, &n);
+  EXPECT_EQ(z.ptr<float>()[0], 1.0f + std::exp(10.0f));
+  EXPECT_EQ(z.ptr<float>()[1], 2.0f + std::exp(-15.0f));
+  EXPECT_TRUE(std::isnan(z.ptr<float>()[2]));
+  const tf::Tensor mean = posterior_latents(m, nullptr);
+  EXPECT_EQ(mean.ptr<float>()[2], 3.0f);
+}
+
+tf::check::VaeGateReport gate(const std::string& cs, const std::string& plant) {
+  static const Vae v = Vae::load(kTiny, tf::Device::CPU);
+  std::ostringstream log;
+  auto r = tf::check::run_vae_gate(v, cs, {plant}, log);
+  return r;
+}
+
+TEST(Flux2VaeGate, TinyCasesPassWithEveryStageChecked) {
+  for (const std::string& cs : {kCase32, kCase48x64}) {
+    const auto r = gate(cs, "");
+    EXPECT_TRUE(r.pass) << cs;
+    EXPECT_EQ(r.stages.size(), 16u);
+    EXPECT_TRUE(r.repeat_pass);
+    EXPECT_LE(r.picture_max_level_difference, 1);
+    for (const auto& s : r.stages) EXPECT_LT(s.ours.worst_row, 1e-4) << s.name;  // fp32-class
+  }
+}
+
+TEST(Flux2VaeGate, PlantedTwoPercentRowErrorFails) {
+  const auto r = gate(kCase32, "row-error");
+  EXPECT_FALSE(r.pass);
+  const auto r2 = gate(kCase48x64, "row-error@enc.conv_in");
+  EXPECT_FALSE(r2.pass);
+  EXPECT_FALSE(r2.stages[0].pass);
+}
+
+TEST(Flux2VaeGate, PlantedNonZeroPaddingRowFails) {
+  const auto r = gate(kCase32, "padding-row");
+  EXPECT_FALSE(r.pass);
+  for (const auto& s : r.stages)
+    if (s.name == "tokens.sample") {
+      EXPECT_TRUE(std::isinf(s.ours.worst_row));
+    }
+}
+
+}  // namespace
