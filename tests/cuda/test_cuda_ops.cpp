@@ -188,11 +188,11 @@ TEST(CudaOps, DeltaNet) {
 
 TEST(CudaOps, RopeAndAttention) {
   TF_REQUIRE_CUDA_GPU();
-  for (int64_t d : {256, 64}) {
+  for (int64_t d : {256, 64, 48, 16}) {  // 48: the scalar kernel
     const int64_t Hq = 4, Hkv = 2, half = d / 8;
-    const SeqOffsets seqs = {0, 37, 100};
+    const SeqOffsets seqs = {0, 37, 170};  // the second spans three 64-row tiles
     const int64_t T = seqs.back();
-    RopeTables rt = make_rope_tables(128, 2 * half, 1e7);
+    RopeTables rt = make_rope_tables(256, 2 * half, 1e7);
     Tensor x = rnd(DType::BF16, {T, Hq, d}, 20);
     Tensor y = empty(DType::BF16, x.shape), dy = like_gpu(x);
     rope_partial(x, rt.cos, rt.sin, seqs, y);

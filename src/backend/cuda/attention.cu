@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "backend/cuda/attention_mma.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/transformer_ops.h"
@@ -185,6 +186,26 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   int64_t longest = 0;
   for (int s = 0; s < seqs.count; ++s) longest = std::max<int64_t>(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
   if (longest == 0) return;
+  const uint16_t* qp = static_cast<const uint16_t*>(q.data);
+  const uint16_t* kp = static_cast<const uint16_t*>(k.data);
+  const uint16_t* vp = static_cast<const uint16_t*>(v.data);
+  uint16_t* op = static_cast<uint16_t*>(o.data);
+  // tensor-core kernel for the head dims it is built for; the scalar kernel otherwise
+  auto mma = [&](auto kernel, size_t smem, int splits) {
+    TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    dim3 grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),
+              static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count * splits));
+    kernel<<<grid, attention_mma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
+    TF_CUDA_LAUNCH("attention_mma::attention_kernel");
+  };
+  switch (d) {
+    case 16: return mma(attention_mma::attention_kernel<16, 16>, attention_mma::smem_bytes<16, 16>(), 1);
+    case 32: return mma(attention_mma::attention_kernel<32, 32>, attention_mma::smem_bytes<32, 32>(), 1);
+    case 64: return mma(attention_mma::attention_kernel<64, 64>, attention_mma::smem_bytes<64, 64>(), 1);
+    case 128: return mma(attention_mma::attention_kernel<128, 128>, attention_mma::smem_bytes<128, 128>(), 1);
+    case 256: return mma(attention_mma::attention_kernel<256, 128>, attention_mma::smem_bytes<256, 128>(), 2);
+    default: break;
+  }
   size_t smem = sizeof(float) * (size_t(kRows + kKeys) * (d + 1) + kRows * kKeys);
   static bool raised = false;
   if (!raised) {
@@ -194,9 +215,7 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   }
   dim3 grid(static_cast<unsigned>((longest + kRows - 1) / kRows), static_cast<unsigned>(Hq),
             static_cast<unsigned>(seqs.count));
-  attention_kernel<<<grid, kThreads, smem, stream()>>>(
-      static_cast<const uint16_t*>(q.data), static_cast<const uint16_t*>(k.data), static_cast<const uint16_t*>(v.data),
-      scale, seqs, static_cast<uint16_t*>(o.data), Hq, Hkv, d);
+  attention_kernel<<<grid, kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv, d);
   TF_CUDA_LAUNCH("attention_kernel");
 }
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""A random MOSS-Image text encoder written fast on a GPU machine (torch.randn on the device), in the
+release's layout: the tensor list, config and folder shape come from python/make_random_checkpoint.py
+(the numpy writer, which is correct but slow at 15.9 GB); only the random numbers are made here.
+
+  make_checkpoint_gpu.py --out DIR [--layers N]   # released geometry, N layers (default 32)
+"""
+import argparse
+import gzip
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import time
+
+import torch
+from safetensors.torch import save_file
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+spec = importlib.util.spec_from_file_location("mrc", os.path.join(ROOT, "python", "make_random_checkpoint.py"))
+mrc = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mrc)
+
+
+def make(shape, init, gen):
+    kind, arg = init
+    x = torch.randn(shape, generator=gen, device="cuda", dtype=torch.float32)
+    if kind == "normal":
+        return x * arg
+    if kind == "fan_in":
+        return x * (1.0 / arg ** 0.5)
+    if kind == "dt_bias":
+        return x * 0.5 + 1.0
+    if kind == "A_log":
+        u = torch.rand(shape, generator=gen, device="cuda", dtype=torch.float32)
+        return torch.log(0.5 + 7.5 * u)
+    if kind == "one_plus":
+        return 1.0 + x * arg
+    raise ValueError(kind)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--layers", type=int, default=32)
+    ap.add_argument("--shard-gb", type=float, default=4.0)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    g = dict(mrc.RELEASED)
+    g["num_hidden_layers"] = args.layers
+    te = os.path.join(args.out, "text_encoder")
+    os.makedirs(te, exist_ok=True)
+    with open(os.path.join(te, "config.json"), "w") as f:
+        json.dump(mrc.config_json(g), f, indent=1)
+    gen = torch.Generator(device="cuda")
+    gen.manual_seed(args.seed)
+    t0 = time.time()
+    items = mrc.tensors(g)
+    shards, cur, size = [], [], 0
+    for it in items:
+        n = 1
+        for s in it[2]:
+            n *= s
+        b = n * (2 if it[1] == "BF16" else 4)
+        if cur and size + b > args.shard_gb * 1e9:
+            shards.append(cur)
+            cur, size = [], 0
+        cur.append(it)
+        size += b
+    shards.append(cur)
+    weight_map, total = {}, 0
+    for i, group in enumerate(shards):
+        fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
+        out = {}
+        for name, dtype, shape, init in group:
+            x = make(tuple(shape), init, gen)
+            x = x.to(torch.bfloat16) if dtype == "BF16" else x
+            out["model.language_model." + name] = x.cpu()
+            weight_map["model.language_model." + name] = fname
+            total += x.numel() * x.element_size()
+        save_file(out, os.path.join(te, fname), metadata={"format": "pt"})
+        print(f"  {fname}: {len(group)} tensors", file=sys.stderr, flush=True)
+    with open(os.path.join(te, "model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=1, sort_keys=True)
+    tok = os.path.join(args.out, "tokenizer")
+    os.makedirs(tok, exist_ok=True)
+    with gzip.open(os.path.join(ROOT, "tests", "data", "qwen3-tokenizer.json.gz"), "rb") as s, \
+            open(os.path.join(tok, "tokenizer.json"), "wb") as d:
+        shutil.copyfileobj(s, d)
+    with open(os.path.join(args.out, "model_index.json"), "w") as f:
+        json.dump({"_class_name": "MossImagePipeline", "text_encoder": ["transformers", "Qwen3_5ForConditionalGeneration"],
+                   "tokenizer": ["transformers", "Qwen2TokenizerFast"]}, f, indent=1)
+    print(f"{args.out}: {total / 1e9:.2f} GB of random weights ({args.layers} layers) in {time.time() - t0:.1f} s",
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
