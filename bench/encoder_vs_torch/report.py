@@ -17,7 +17,7 @@ def main():
                 setup = r
                 continue
             rows.setdefault((r["tokens"], r["case"]), {})[r["impl"]] = r
-    if setup:
+    if setup and setup["copy_bw"] > 0:
         bw = setup["copy_bw"]
         floor_all = setup["weight_bytes"] / bw * 1e3
         floor_streamed = (setup["weight_bytes"] - setup["embed_bytes"]) / bw * 1e3
