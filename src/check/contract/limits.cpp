@@ -3,12 +3,12 @@
 #ifdef TF_HAVE_CUDA
 #include <cuda_runtime.h>
 #include <cxxabi.h>
-#include <unistd.h>
+#include <elf.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
-#include <sstream>
 #endif
 
 namespace tf::contract {
@@ -32,26 +32,33 @@ std::string demangle(const std::string& name) {
   return status == 0 && d ? std::string(d.get()) : name;
 }
 
-// cuobjdump from the toolkit: $CUDA_HOME, then PATH, then the usual install folder.
-std::string find_cuobjdump() {
-  std::vector<std::string> candidates;
-  if (const char* home = std::getenv("CUDA_HOME")) candidates.push_back(std::string(home) + "/bin/cuobjdump");
-  if (const char* path = std::getenv("PATH")) {
-    std::stringstream ss(path);
-    std::string dir;
-    while (std::getline(ss, dir, ':'))
-      if (!dir.empty()) candidates.push_back(dir + "/cuobjdump");
-  }
-  candidates.push_back("/usr/local/cuda/bin/cuobjdump");
-  for (const std::string& c : candidates)
-    if (::access(c.c_str(), X_OK) == 0) return c;
-  return {};
+// The program's own file, whole (the fatbins live in its .nv_fatbin section).
+std::vector<char> read_self() {
+  std::vector<char> bytes;
+  FILE* f = std::fopen("/proc/self/exe", "rb");
+  if (!f) return bytes;
+  char buf[1 << 16];
+  while (size_t n = std::fread(buf, 1, sizeof buf, f)) bytes.insert(bytes.end(), buf, buf + n);
+  std::fclose(f);
+  return bytes;
 }
 
-long field(const std::string& line, const std::string& key) {
-  size_t p = line.find(key + ":");
-  if (p == std::string::npos) return -1;
-  return std::strtol(line.c_str() + p + key.size() + 1, nullptr, 10);
+// The .nv_fatbin section's bytes (empty when absent).
+std::pair<size_t, size_t> fatbin_section(const std::vector<char>& elf) {
+  if (elf.size() < sizeof(Elf64_Ehdr) || std::memcmp(elf.data(), ELFMAG, SELFMAG) != 0) return {0, 0};
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, elf.data(), sizeof eh);
+  if (eh.e_shoff == 0 || eh.e_shoff + static_cast<size_t>(eh.e_shnum) * sizeof(Elf64_Shdr) > elf.size()) return {0, 0};
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  std::memcpy(sh.data(), elf.data() + eh.e_shoff, eh.e_shnum * sizeof(Elf64_Shdr));
+  if (eh.e_shstrndx >= eh.e_shnum) return {0, 0};
+  const Elf64_Shdr& names = sh[eh.e_shstrndx];
+  for (const Elf64_Shdr& h : sh) {
+    if (names.sh_offset + h.sh_name >= elf.size()) continue;
+    if (std::strcmp(elf.data() + names.sh_offset + h.sh_name, ".nv_fatbin") == 0 && h.sh_offset + h.sh_size <= elf.size())
+      return {h.sh_offset, h.sh_size};
+  }
+  return {0, 0};
 }
 
 }  // namespace
@@ -85,49 +92,69 @@ StaticLimits check_static_limits() {
     r.problems.push_back("the device's limits could not be read");
     return r;
   }
-  r.notes.push_back(std::string(p.name) + ": sm_" + std::to_string(p.major) + std::to_string(p.minor) +
-                    ", " + std::to_string(p.regsPerBlock) + " registers per block, static shared " +
-                    std::to_string(p.sharedMemPerBlock) + " B per block (opt-in " +
-                    std::to_string(p.sharedMemPerBlockOptin) + " B), " + std::to_string(p.maxThreadsPerBlock) +
-                    " threads per block");
-  std::string tool = find_cuobjdump();
-  if (tool.empty()) {
-    r.problems.push_back("cuobjdump not found (set CUDA_HOME): the kernels' static resources were not checked");
+  r.notes.push_back(std::string(p.name) + ": sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+                    std::to_string(p.regsPerBlock) + " registers per block, static shared " +
+                    std::to_string(p.sharedMemPerBlock) + " B per block (opt-in " + std::to_string(p.sharedMemPerBlockOptin) +
+                    " B), " + std::to_string(p.maxThreadsPerBlock) + " threads per block");
+  // Every fatbin in this program is loaded as a library and each kernel's attributes read back:
+  // the same numbers cudaFuncGetAttributes gives for the launched kernels.
+  std::vector<char> self = read_self();
+  auto [offset, size] = fatbin_section(self);
+  if (size == 0) {
+    r.problems.push_back("no .nv_fatbin section found in /proc/self/exe: the kernels' resources were not checked");
     return r;
   }
-  std::string cmd = tool + " --dump-resource-usage /proc/" + std::to_string(::getpid()) + "/exe 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
-  if (!pipe) {
-    r.problems.push_back("could not run " + cmd);
-    return r;
-  }
-  std::string text;
-  char buf[4096];
-  while (size_t n = std::fread(buf, 1, sizeof buf, pipe.get())) text.append(buf, n);
-  std::istringstream lines(text);
-  std::string line, function;
-  while (std::getline(lines, line)) {
-    size_t f = line.find("Function ");
-    if (f != std::string::npos) {
-      function = line.substr(f + 9);
-      if (!function.empty() && function.back() == ':') function.pop_back();
+  constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
+  size_t pos = offset, end = offset + size;
+  int fatbins = 0;
+  while (pos + 16 <= end) {
+    uint32_t magic;
+    std::memcpy(&magic, self.data() + pos, 4);
+    if (magic != kFatbinMagic) {
+      pos += 8;
       continue;
     }
-    if (function.empty() || line.find("REG:") == std::string::npos) continue;
-    ++r.kernels_seen;
-    long reg = field(line, "REG"), stack = field(line, "STACK"), shared = field(line, "SHARED"), local = field(line, "LOCAL");
-    std::string who = demangle(function);
-    if (reg > 255) r.problems.push_back(who + ": " + std::to_string(reg) + " registers per thread (limit 255)");
-    if (shared > static_cast<long>(p.sharedMemPerBlock))
-      r.problems.push_back(who + ": " + std::to_string(shared) + " B static shared memory (limit " +
-                           std::to_string(p.sharedMemPerBlock) + ")");
-    if (local > 0 || stack > 0)
-      r.problems.push_back(who + ": local memory per thread (register spills or a stack frame): stack " +
-                           std::to_string(stack) + " B, local " + std::to_string(local) + " B");
-    function.clear();
+    uint16_t header_size;
+    uint64_t fat_size;
+    std::memcpy(&header_size, self.data() + pos + 6, 2);
+    std::memcpy(&fat_size, self.data() + pos + 8, 8);
+    size_t blob = header_size + fat_size;
+    if (pos + blob > end || blob < 16) break;
+    std::unique_ptr<char, void (*)(void*)> copy(static_cast<char*>(std::aligned_alloc(4096, (blob + 4095) / 4096 * 4096)), std::free);
+    std::memcpy(copy.get(), self.data() + pos, blob);
+    pos += blob;
+    ++fatbins;
+    cudaLibrary_t lib;
+    if (cudaLibraryLoadData(&lib, copy.get(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess) {
+      r.problems.push_back("fatbin " + std::to_string(fatbins) + " of this program could not be loaded: " +
+                           cudaGetErrorString(cudaGetLastError()));
+      continue;
+    }
+    unsigned count = 0;
+    cudaLibraryGetKernelCount(&count, lib);
+    std::vector<cudaKernel_t> kernels(count);
+    if (count) cudaLibraryEnumerateKernels(kernels.data(), count, lib);
+    for (cudaKernel_t k : kernels) {
+      cudaFuncAttributes a{};
+      const char* name = nullptr;
+      if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(k)) != cudaSuccess) {
+        r.problems.push_back("a kernel's attributes could not be read: " + std::string(cudaGetErrorString(cudaGetLastError())));
+        continue;
+      }
+      std::string who = cudaFuncGetName(&name, reinterpret_cast<const void*>(k)) == cudaSuccess && name ? demangle(name) : "?";
+      ++r.kernels_seen;
+      if (a.numRegs > 255) r.problems.push_back(who + ": " + std::to_string(a.numRegs) + " registers per thread (limit 255)");
+      if (a.sharedSizeBytes > p.sharedMemPerBlock)
+        r.problems.push_back(who + ": " + std::to_string(a.sharedSizeBytes) + " B static shared memory (limit " +
+                             std::to_string(p.sharedMemPerBlock) + ")");
+      if (a.localSizeBytes > 0)
+        r.problems.push_back(who + ": " + std::to_string(a.localSizeBytes) +
+                             " B of local memory per thread (register spills or a stack frame)");
+    }
+    cudaLibraryUnload(lib);
   }
-  r.notes.push_back(std::to_string(r.kernels_seen) + " CUDA kernels in this program checked with " + tool);
-  if (r.kernels_seen == 0) r.notes.push_back("no CUDA kernel's resource usage found in this program (" + cmd + ")");
+  r.notes.push_back(std::to_string(r.kernels_seen) + " CUDA kernels in " + std::to_string(fatbins) +
+                    " fatbins of this program checked (registers, static shared memory, local memory)");
   return r;
 }
 

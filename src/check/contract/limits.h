@@ -1,7 +1,8 @@
 #pragma once
 // Gate 5: the CUDA kernels' resources against the device's limits. Static usage (registers, static
 // shared memory, local memory, i.e. spills and stack) comes from the compiled code in this very
-// program (cuobjdump --dump-resource-usage); launch configurations are checked by launching every
+// program: each fatbin of its .nv_fatbin section is loaded as a library and every kernel's
+// cudaFuncGetAttributes read back; launch configurations are checked by launching every
 // kernel at every tested and every supported size and asking the runtime whether the launch was
 // refused. Without CUDA every function here reports nothing.
 #include <string>
@@ -13,7 +14,7 @@ namespace tf::contract {
 bool cuda_device_present(std::string* why);
 
 // One line per CUDA kernel in this program whose static resources exceed the device's limits
-// (or any line saying the usage could not be read, which counts as a problem too).
+// (or a line saying the usage could not be read, which counts as a problem too).
 struct StaticLimits {
   int kernels_seen = 0;
   std::vector<std::string> problems;

@@ -66,12 +66,15 @@ Reference conv2d_reference(const Case& c) {
 // Adversarial: channel 0 holds 1 + j 2^-12 (fp32, not TF32 or bf16), channel 1 holds 1; the centre
 // taps are +1 and -1, so each output is exactly j 2^-12 + bias from terms of size 1. Channels 2, 3
 // hold +-2^20 under equal taps: terms that cancel exactly at a huge dynamic range.
-Case cancelling_taps(Rng& rng, bool huge) {
+// With `low_bits`, channel 0 holds 1 + 2^-8 + j 2^-20 and channel 1 holds 1 + 2^-8: the exact
+// output j 2^-20 needs all 24 bits of the input (a bf16 hi + lo split keeps about 16).
+Case cancelling_taps(Rng& rng, bool huge, bool low_bits = false) {
   const int64_t ci = 4, co = 3, h = 6, w = 7, k = 3;
   std::vector<double> x(ci * h * w), wt(co * ci * k * k, 0.0), b(co, 0.0);
   for (int64_t p = 0; p < h * w; ++p) {
-    x[p] = 1 + static_cast<double>(rng.below(16)) * 0x1p-12;
-    x[h * w + p] = 1;
+    x[p] = low_bits ? 1 + 0x1p-8 + static_cast<double>(1 + rng.below(7)) * 0x1p-20
+                    : 1 + static_cast<double>(rng.below(16)) * 0x1p-12;
+    x[h * w + p] = low_bits ? 1 + 0x1p-8 : 1;
     double big = (rng.below(2) ? 1 : -1) * 0x1p20;
     x[2 * h * w + p] = huge ? big : 0;
     x[3 * h * w + p] = huge ? -big : 0;
@@ -86,7 +89,7 @@ Case cancelling_taps(Rng& rng, bool huge) {
     }
   }
   Case c;
-  c.label = huge ? "cancelling taps at +-2^20" : "cancelling taps, 2^-12 signal";
+  c.label = huge ? "cancelling taps at +-2^20" : low_bits ? "cancelling taps, 2^-20 signal" : "cancelling taps, 2^-12 signal";
   c.inputs = {host_tensor(DType::F32, {ci, h, w}, x), host_tensor(DType::BF16, {co, ci, k, k}, wt),
               host_tensor(DType::BF16, {co}, b)};
   c.outputs = {host_empty(DType::F32, {co, h - 2, w - 2})};
@@ -115,7 +118,7 @@ void register_conv2d(bool cuda) {
     };
   };
   k.adversarial_cases = [](Rng& rng) {
-    return std::vector<Case>{cancelling_taps(rng, false), cancelling_taps(rng, true),
+    return std::vector<Case>{cancelling_taps(rng, false), cancelling_taps(rng, true), cancelling_taps(rng, false, true),
                              make_case(rng, 4, 3, 5, 5, 3, {1, 1, 1, 1, 1, 0}, 0x1p60)};  // large range
   };
   k.reference = conv2d_reference;
@@ -123,6 +126,10 @@ void register_conv2d(bool cuda) {
   k.controls = {
       perturbed_inputs("tf32-staging", [](std::vector<Tensor>& in) { map_values(in[0], tf32_of); }),
       perturbed_inputs("bf16-activations", [](std::vector<Tensor>& in) { map_values(in[0], bf16_of); }),
+      // Activations as a bf16 high part plus a bf16 low part (about 16 significant bits).
+      perturbed_inputs("bf16-hi-lo-split", [](std::vector<Tensor>& in) {
+        map_values(in[0], [](double x) { double hi = bf16_of(x); return hi + bf16_of(x - hi); });
+      }),
       perturbed_inputs("dropped-bias", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 0.0; }); }),
       perturbed_inputs("swapped-kernel-axes", [](std::vector<Tensor>& in) {
         Tensor& w = in[1];  // [co, ci, kh, kw] -> taps read as [kw, kh]

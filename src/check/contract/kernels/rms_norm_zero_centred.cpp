@@ -126,6 +126,14 @@ void register_rms_norm_zero_centred(bool cuda) {
       perturbed_inputs("plain-w-instead-of-1+w", [](std::vector<Tensor>& in) { map_values(in[2], [](double w) { return w - 1; }); }),
       perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
   };
+  f.limit_cases = [] {
+    Case c;
+    c.label = "rows=4096 d=4096";
+    c.inputs = {shape_only(DType::BF16, {4096, 4096}), shape_only(DType::BF16, {4096, 4096}), shape_only(DType::BF16, {4096})};
+    c.outputs = {shape_only(DType::BF16, {4096, 4096}), shape_only(DType::BF16, {4096, 4096})};
+    c.params = {1e-6};
+    return std::vector<Case>{c};
+  };
   add_kernel(std::move(f));
 }
 
