@@ -11,6 +11,7 @@ q/k sharper than default so the attention is far from uniform, and non-trivial n
 batch-norm statistics.
 
 Usage: python3 python/tiny/make_vae.py [--out tests/data/tiny-pipeline/vae]
+       python3 python/tiny/make_vae.py --flux2 --out /tmp/flux2-vae-random   (never committed)
 """
 import argparse
 import math
@@ -25,9 +26,13 @@ TINY = dict(block_out_channels=(8, 16, 16, 32), decoder_block_out_channels=(8, 1
             layers_per_block=2, latent_channels=32, norm_num_groups=4, sample_size=64)
 
 
-def make(seed: int = 0) -> AutoencoderKLFlux2:
+# The released FLUX.2 geometry (diffusers' defaults), for measurements with random weights.
+FLUX2 = dict(sample_size=1024)
+
+
+def make(seed: int = 0, geometry: dict = TINY) -> AutoencoderKLFlux2:
     torch.manual_seed(seed)
-    model = AutoencoderKLFlux2(**TINY)
+    model = AutoencoderKLFlux2(**geometry)
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():
@@ -50,8 +55,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=str(ROOT / "tests/data/tiny-pipeline/vae"))
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--flux2", action="store_true", help="the released FLUX.2 geometry (random weights, ~168 MB)")
     args = ap.parse_args()
-    model = make(args.seed).to(torch.bfloat16)
+    model = make(args.seed, FLUX2 if args.flux2 else TINY).to(torch.bfloat16)
     model.save_pretrained(args.out, safe_serialization=True)
     n = sum(p.numel() for p in model.parameters())
     print(f"wrote {args.out}: {n} parameters")

@@ -187,3 +187,51 @@ TEST(Flux2VaeGate, PlantedNonZeroPaddingRowFails) {
 }
 
 }  // namespace
+
+namespace {
+
+// diffusers' names -> BFL's original ones (attention linears as 1x1 convs, up stages reversed).
+std::string bfl_name(std::string n, int stages) {
+  auto rep = [&n](const std::string& a, const std::string& b) {
+    if (const size_t p = n.find(a); p != std::string::npos) n.replace(p, a.size(), b);
+  };
+  if (n.rfind("decoder.up_blocks.", 0) == 0) {
+    const int i = n[18] - '0';
+    n = "decoder.up." + std::to_string(stages - 1 - i) + n.substr(19);
+  }
+  rep("down_blocks.", "down.");
+  rep(".resnets.", ".block.");
+  rep("conv_shortcut", "nin_shortcut");
+  rep("downsamplers.0.conv", "downsample.conv");
+  rep("upsamplers.0.conv", "upsample.conv");
+  rep("mid_block.block.0", "mid.block_1");
+  rep("mid_block.block.1", "mid.block_2");
+  rep("mid_block.attentions.0.group_norm", "mid.attn_1.norm");
+  rep("mid_block.attentions.0.to_q", "mid.attn_1.q");
+  rep("mid_block.attentions.0.to_k", "mid.attn_1.k");
+  rep("mid_block.attentions.0.to_v", "mid.attn_1.v");
+  rep("mid_block.attentions.0.to_out.0", "mid.attn_1.proj_out");
+  rep("conv_norm_out", "norm_out");
+  if (n.rfind("quant_conv", 0) == 0) n = "encoder." + n;
+  if (n.rfind("post_quant_conv", 0) == 0) n = "decoder." + n;
+  return n;
+}
+
+TEST(Flux2VaeWeights, BflLayoutLoadsToTheSameModel) {
+  const std::string dst = temp_dir("bfl");
+  fs::copy_file(kTiny + "/vae/config.json", dst + "/config.json", fs::copy_options::overwrite_existing);
+  const auto f = tf::SafetensorsFile::open(kTiny + "/vae/diffusion_pytorch_model.safetensors");
+  tf::NamedTensors out;
+  for (const auto& [name, e] : f->entries()) {
+    tf::Tensor t = f->get(name);
+    if (name.find(".to_") != std::string::npos && t.rank() == 2) t = t.reshaped({t.dim(0), t.dim(1), 1, 1});
+    out.push_back({bfl_name(name, 4), t});
+  }
+  tf::write_safetensors(dst + "/diffusion_pytorch_model.safetensors", out);
+  const Vae a = Vae::load(kTiny, tf::Device::CPU), b = Vae::load(dst, tf::Device::CPU);
+  EXPECT_EQ(b.weights().layout, Layout::BFL);
+  std::ostringstream log;
+  EXPECT_TRUE(tf::check::run_vae_gate(b, kCase32, {}, log).pass) << log.str();
+}
+
+}  // namespace

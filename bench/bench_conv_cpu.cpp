@@ -1,0 +1,57 @@
+// CPU convolution, GroupNorm and attention at FLUX.2 VAE shapes (one 3x3 conv of 128 or 512
+// channels, the mid-block attention), in GFLOP/s; run with TF_THREADS to pick the thread count.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "backend/attention_single_head.h"
+#include "backend/conv2d.h"
+#include "backend/group_norm.h"
+#include "core/bf16.h"
+
+namespace {
+
+tf::Tensor filled(tf::DType t, tf::Shape s) {
+  tf::Tensor x = tf::empty(t, s);
+  std::mt19937 g(1);
+  std::normal_distribution<float> n(0.f, 0.1f);
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (t == tf::DType::F32) x.ptr<float>()[i] = n(g);
+    else x.ptr<uint16_t>()[i] = tf::bf16_bits_from_float(n(g));
+  }
+  return x;
+}
+
+void BM_Conv3x3(benchmark::State& st) {
+  const int64_t c = st.range(0), hw = st.range(1);
+  const tf::Tensor x = filled(tf::DType::F32, {c, hw, hw}), w = filled(tf::DType::BF16, {c, c, 3, 3}),
+                   b = filled(tf::DType::BF16, {c});
+  tf::Tensor y = tf::empty(tf::DType::F32, {c, hw, hw});
+  for (auto _ : st) tf::conv2d(x, w, b, {}, y);
+  st.counters["GFLOP/s"] = benchmark::Counter(2.0 * c * c * 9 * hw * hw, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Conv3x3)->Args({128, 128})->Args({512, 32})->Unit(benchmark::kMillisecond);
+
+void BM_GroupNormSilu(benchmark::State& st) {
+  const int64_t c = st.range(0), hw = st.range(1);
+  const tf::Tensor x = filled(tf::DType::F32, {c, hw, hw}), g = filled(tf::DType::BF16, {c}), b = filled(tf::DType::BF16, {c});
+  tf::Tensor y = tf::empty(tf::DType::F32, {c, hw, hw});
+  for (auto _ : st) tf::group_norm(x, g, b, 32, 1e-6f, true, y);
+  st.SetBytesProcessed(st.iterations() * x.nbytes() * 3);
+}
+BENCHMARK(BM_GroupNormSilu)->Args({128, 256})->Unit(benchmark::kMillisecond);
+
+void BM_Attention(benchmark::State& st) {
+  const int64_t d = 512, n = st.range(0);
+  const tf::Tensor q = filled(tf::DType::F32, {d, n}), k = filled(tf::DType::F32, {d, n}), v = filled(tf::DType::F32, {d, n});
+  tf::Tensor o = tf::empty(tf::DType::F32, {d, n});
+  for (auto _ : st) tf::attention_single_head(q, k, v, 0.0442f, o);
+  st.counters["GFLOP/s"] = benchmark::Counter(4.0 * d * n * n, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+}
+BENCHMARK(BM_Attention)->Arg(1024)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();
