@@ -10,9 +10,16 @@ namespace tf::cpu {
 
 namespace {
 
+// Clones per instruction set: the arithmetic per element and lane is the same, only its width.
+#if defined(__x86_64__) && !defined(__clang__)
+#define TF_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define TF_VECTOR_CLONES
+#endif
+
 // Sum of x[0, n) in fp64 over 8 fixed interleaved lanes, then the lanes in order: the same bytes
 // on every run and vectorisable.
-double sum_f64(const float* x, int64_t n) {
+TF_VECTOR_CLONES double sum_f64(const float* x, int64_t n) {
   double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -23,7 +30,7 @@ double sum_f64(const float* x, int64_t n) {
   return s;
 }
 
-double sum_sq_dev_f64(const float* x, int64_t n, double mean) {
+TF_VECTOR_CLONES double sum_sq_dev_f64(const float* x, int64_t n, double mean) {
   double lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -38,6 +45,11 @@ double sum_sq_dev_f64(const float* x, int64_t n, double mean) {
   double s = 0;
   for (int l = 0; l < 8; ++l) s += lane[l];
   return s;
+}
+
+// (x - mean) * scale + shift in fp64, rounded once to fp32.
+TF_VECTOR_CLONES void affine_f64(const float* in, float* out, int64_t n, double mean, double scale, double shift) {
+  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((static_cast<double>(in[i]) - mean) * scale + shift);
 }
 
 }  // namespace
@@ -80,8 +92,7 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
       const double shift = static_cast<double>(float_from_bf16_bits(bp[ch]));
       const float* in = xp + ch * per_channel;
       float* out = yp + ch * per_channel;
-      for (int64_t i = 0; i < per_channel; ++i)
-        out[i] = static_cast<float>((static_cast<double>(in[i]) - m) * scale + shift);
+      affine_f64(in, out, per_channel, m, scale, shift);
       if (silu)
         for (int64_t i = 0; i < per_channel; ++i) out[i] = out[i] / (1.0f + std::exp(-out[i]));
     }
