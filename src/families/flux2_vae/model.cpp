@@ -22,7 +22,14 @@ Vae Vae::load(const std::string& model_dir, Device device, WeightParts parts) {
   return v;
 }
 
-Tensor Vae::moments(const Tensor& x) const {
+namespace {
+std::function<void(const std::string&, const Tensor&)> reporter(const Progress& progress) {
+  if (!progress) return nullptr;
+  return [progress](const std::string& name, const Tensor&) { progress(name); };
+}
+}  // namespace
+
+Tensor Vae::moments(const Tensor& x, const Progress& progress) const {
   const Config& c = config();
   require(x.dtype == DType::F32 && x.rank() == 3 && x.dim(0) == c.in_channels,
           "picture input is " + x.describe() + ", expected F32 [" + std::to_string(c.in_channels) + ", H, W]");
@@ -30,24 +37,24 @@ Tensor Vae::moments(const Tensor& x) const {
   require(x.dim(1) % m == 0 && x.dim(2) % m == 0 && x.dim(1) > 0 && x.dim(2) > 0,
           "picture is " + std::to_string(x.dim(2)) + "x" + std::to_string(x.dim(1)) +
               "; width and height must be multiples of " + std::to_string(m));
-  const Tensor out = run_stages(encoder(), to_device(x, device()));
+  const Tensor out = run_stages(encoder(), to_device(x, device()), reporter(progress));
   return to_device(out, Device::CPU);
 }
 
-Encoded Vae::encode(const Tensor& x, const Tensor* noise) const {
-  const Tensor m = moments(x);
+Encoded Vae::encode(const Tensor& x, const Tensor* noise, const Progress& progress) const {
+  const Tensor m = moments(x, progress);
   Encoded e;
   e.latents = posterior_latents(m, noise);
   e.feature2 = tokens_from_latents(e.latents, weights().bn_mean, weights().bn_var, config().batch_norm_eps);
   return e;
 }
 
-Tensor Vae::decode(const Tensor& latents) const {
+Tensor Vae::decode(const Tensor& latents, const Progress& progress) const {
   const Config& c = config();
   require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c.latent_channels &&
               latents.dim(1) > 0 && latents.dim(2) > 0,
           "latents are " + latents.describe() + ", expected F32 [" + std::to_string(c.latent_channels) + ", h, w]");
-  Tensor out = to_device(run_stages(decoder(), to_device(latents, device())), Device::CPU);
+  Tensor out = to_device(run_stages(decoder(), to_device(latents, device()), reporter(progress)), Device::CPU);
   const float* p = out.ptr<const float>();
   for (int64_t i = 0; i < out.numel(); ++i)
     require(std::isfinite(p[i]), "decode: the decoder produced a non-finite value (the latents or weights hold "

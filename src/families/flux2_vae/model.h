@@ -2,6 +2,7 @@
 // The FLUX.2 VAE as tools use it: load a checkpoint onto a device, picture -> Idol's feature2,
 // latents -> picture. Activations stay on the device; the moments and latents (small) cross to
 // the host for the token math.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -10,6 +11,9 @@
 #include "families/flux2_vae/weights.h"
 
 namespace tf::flux2_vae {
+
+// Called after each stage with its name (tools show progress on a terminal).
+using Progress = std::function<void(const std::string& stage)>;
 
 struct Encoded {
   Tensor feature2;  // F32 [5 + (H/16)(W/16), 4 Cz] (CPU)
@@ -29,11 +33,11 @@ class Vae {
   const std::vector<Stage>& decoder() const { return s_->decoder; }
 
   // x: F32 [3, H, W] (CPU, the VAE's range) -> moments F32 [2 Cz, H/8, W/8] (CPU).
-  Tensor moments(const Tensor& x) const;
+  Tensor moments(const Tensor& x, const Progress& progress = nullptr) const;
   // noise: F32 [Cz, H/8, W/8] for Idol's posterior sample, or null for the mean.
-  Encoded encode(const Tensor& x, const Tensor* noise) const;
+  Encoded encode(const Tensor& x, const Tensor* noise, const Progress& progress = nullptr) const;
   // latents: F32 [Cz, h, w] (CPU) -> picture F32 [3, 8h, 8w] (CPU); refuses a non-finite result.
-  Tensor decode(const Tensor& latents) const;
+  Tensor decode(const Tensor& latents, const Progress& progress = nullptr) const;
 
  private:
   struct State {
