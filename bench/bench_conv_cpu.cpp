@@ -50,7 +50,7 @@ void BM_Attention(benchmark::State& st) {
   st.counters["GFLOP/s"] = benchmark::Counter(4.0 * d * n * n, benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
 }
-BENCHMARK(BM_Attention)->Arg(1024)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Attention)->Arg(1024)->Arg(4096)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -77,21 +77,77 @@ __attribute__((target("avx512f"))) void micro_kernel_avx512(int64_t kc, const fl
 #undef TF_ROW_STORE
 }
 
+// AVX2: the 12 x 32 tile as four passes of 3 rows x 32 columns (12 ymm accumulators).
+__attribute__((target("avx2,fma"))) void micro_kernel_avx2(int64_t kc, const float* a, const float* b, float* c,
+                                                           int64_t ldc, bool first, int mv, int nv) {
+  for (int r0 = 0; r0 < mv; r0 += 3) {
+    __m256 acc[3][4];
+    for (int r = 0; r < 3; ++r)
+      for (int v = 0; v < 4; ++v) acc[r][v] = _mm256_setzero_ps();
+    if (!first) {
+      alignas(32) float tmp[3][NR] = {};
+      for (int r = 0; r < 3 && r0 + r < mv; ++r)
+        for (int j = 0; j < nv; ++j) tmp[r][j] = c[(r0 + r) * ldc + j];
+      for (int r = 0; r < 3; ++r)
+        for (int v = 0; v < 4; ++v) acc[r][v] = _mm256_load_ps(tmp[r] + 8 * v);
+    }
+    for (int64_t k = 0; k < kc; ++k) {
+      const float* bk = b + k * NR;
+      const __m256 b0 = _mm256_loadu_ps(bk), b1 = _mm256_loadu_ps(bk + 8), b2 = _mm256_loadu_ps(bk + 16),
+                   b3 = _mm256_loadu_ps(bk + 24);
+      const float* ak = a + k * MR + r0;
+      for (int r = 0; r < 3; ++r) {
+        const __m256 ar = _mm256_broadcast_ss(ak + r);
+        acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+        acc[r][2] = _mm256_fmadd_ps(ar, b2, acc[r][2]);
+        acc[r][3] = _mm256_fmadd_ps(ar, b3, acc[r][3]);
+      }
+    }
+    alignas(32) float out[3][NR];
+    for (int r = 0; r < 3; ++r)
+      for (int v = 0; v < 4; ++v) _mm256_store_ps(out[r] + 8 * v, acc[r][v]);
+    for (int r = 0; r < 3 && r0 + r < mv; ++r)
+      for (int j = 0; j < nv; ++j) c[(r0 + r) * ldc + j] = out[r][j];
+  }
+}
+
 bool cpu_has_avx512() {
   static const bool has = __builtin_cpu_supports("avx512f");
   return has;
 }
+bool cpu_has_avx2_fma() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
 #endif
 
-bool g_portable = false;
+KernelChoice g_choice = KernelChoice::Best;
 
 }  // namespace
 
-void set_portable_kernel(bool on) { g_portable = on; }
+bool set_kernel(KernelChoice k) {
+#if defined(__x86_64__)
+  if (k == KernelChoice::Avx512 && !cpu_has_avx512()) return false;
+  if (k == KernelChoice::Avx2 && !cpu_has_avx2_fma()) return false;
+#else
+  if (k == KernelChoice::Avx512 || k == KernelChoice::Avx2) return false;
+#endif
+  g_choice = k;
+  return true;
+}
 
 void micro_kernel(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool first, int mv, int nv) {
 #if defined(__x86_64__)
-  if (!g_portable && cpu_has_avx512()) return micro_kernel_avx512(kc, a, b, c, ldc, first, mv, nv);
+  switch (g_choice) {
+    case KernelChoice::Best:
+      if (cpu_has_avx512()) return micro_kernel_avx512(kc, a, b, c, ldc, first, mv, nv);
+      if (cpu_has_avx2_fma()) return micro_kernel_avx2(kc, a, b, c, ldc, first, mv, nv);
+      break;
+    case KernelChoice::Avx512: return micro_kernel_avx512(kc, a, b, c, ldc, first, mv, nv);
+    case KernelChoice::Avx2: return micro_kernel_avx2(kc, a, b, c, ldc, first, mv, nv);
+    case KernelChoice::Portable: break;
+  }
 #endif
   micro_kernel_portable(kc, a, b, c, ldc, first, mv, nv);
 }

@@ -2,7 +2,7 @@
 // The CPU's fp32 GEMM building blocks, shared by convolution, attention and later linear layers.
 // A tile of C (MR rows x NR columns) is computed by a micro-kernel from packed panels of A and B;
 // every element of C is one sequential sum over k of fused multiply-adds, so the result does not
-// depend on blocking, threading or the instruction set (AVX-512 or portable std::fma).
+// depend on blocking, threading or the instruction set (AVX-512, AVX2 or portable std::fma).
 #include <cstdint>
 
 namespace tf::cpu::gemm {
@@ -33,8 +33,10 @@ void pack_b(const float* b, int64_t k0, int64_t kc, int64_t n0, int64_t nc, int6
 void gemm_packed(int64_t m, int64_t n, int64_t k, const float* packed_a, const float* packed_b, float* c,
                  int64_t ldc, bool accumulate);
 
-// Forces the portable kernel (tests compare it with the vector one, byte for byte).
-void set_portable_kernel(bool on);
+// Which micro-kernel runs (tests compare them byte for byte): the best this CPU has, or one
+// named; false (and no change) when this CPU lacks it.
+enum class KernelChoice { Best, Avx512, Avx2, Portable };
+bool set_kernel(KernelChoice k);
 
 // Blocking of k for the B panels kept in cache.
 constexpr int64_t KC = 384;
