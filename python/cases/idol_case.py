@@ -97,7 +97,7 @@ def vae_case(args):
     folder = vae_folder(args.model)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    ref = AutoencoderKLFlux2.from_pretrained(folder, torch_dtype=torch.bfloat16).to(torch.float64).eval()
+    ref = AutoencoderKLFlux2.from_pretrained(folder, torch_dtype=torch.bfloat16).to(torch.float64).to(args.ref_device).eval()
     low = AutoencoderKLFlux2.from_pretrained(folder, torch_dtype=torch.bfloat16).to(args.bf16_device).eval()
     cfg = ref.config
     h, w = args.height, args.width
@@ -117,7 +117,7 @@ def vae_case(args):
     def run(stages, x64):
         for name, fn in stages:
             with torch.no_grad():
-                y64 = fn(x64)
+                y64 = fn(x64.to(args.ref_device)).cpu()
                 y16 = dict(low_stages)[name](x64.to(torch.bfloat16).to(args.bf16_device))
             out[f"ref.{name}"] = y64[0].contiguous()
             out[f"bf16.{name}"] = y16[0].float().cpu().to(torch.bfloat16).contiguous()
@@ -127,7 +127,7 @@ def vae_case(args):
 
     low_stages = encoder_stages(low) + decoder_stages(low)
     moments = run(encoder_stages(ref), picture_to_input(pic, torch.float64))
-    bn_mean, bn_var, eps = ref.bn.running_mean, ref.bn.running_var, cfg.batch_norm_eps
+    bn_mean, bn_var, eps = ref.bn.running_mean.cpu(), ref.bn.running_var.cpu(), cfg.batch_norm_eps
     with torch.no_grad():
         f_sample, z64 = feature2(moments, noise.double(), bn_mean, bn_var, eps, True)
         f_mean, _ = feature2(moments, noise.double(), bn_mean, bn_var, eps, False)
@@ -142,7 +142,7 @@ def vae_case(args):
     out["ref.picture"] = torch.from_numpy(to_picture(picture).copy())
     meta = {"kind": "idol-vae", "height": str(h), "width": str(w), "seed": str(args.seed),
             "stages": ",".join(names), "reference": f"diffusers {diffusers.__version__}, torch {torch.__version__}",
-            "bf16_device": args.bf16_device, "config": json.dumps({k: v for k, v in dict(cfg).items() if not k.startswith("_")}, default=str)}
+            "bf16_device": args.bf16_device, "ref_device": args.ref_device, "config": json.dumps({k: v for k, v in dict(cfg).items() if not k.startswith("_")}, default=str)}
     save_file({k: v.contiguous() for k, v in out.items()}, args.out, metadata=meta)
     if args.write_png:
         from PIL import Image
@@ -162,6 +162,7 @@ def main():
     v.add_argument("--image", help="a PNG instead of the synthetic picture")
     v.add_argument("--seed", type=int, default=0)
     v.add_argument("--bf16-device", default="cpu")
+    v.add_argument("--ref-device", default="cpu", help="where float64 runs (cuda: float64 on the GPU, for large pictures)")
     v.add_argument("--write-png")
     v.add_argument("--write-noise")
     v.add_argument("--out", required=True)

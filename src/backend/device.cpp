@@ -20,4 +20,12 @@ Device select_device(const std::string& flag) {
   fail("--device " + flag + ": expected cpu or cuda");
 }
 
+std::string peak_memory_line(Device d) {
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA) return cuda::peak_memory_line();
+#endif
+  (void)d;
+  return "";
+}
+
 }  // namespace tf

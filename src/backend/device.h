@@ -11,4 +11,7 @@ namespace tf {
 // naming the flag.
 Device select_device(const std::string& flag);
 
+// "peak GPU memory: ..." for a CUDA run (the runtime's count since start), "" on the CPU.
+std::string peak_memory_line(Device d);
+
 }  // namespace tf

@@ -73,6 +73,7 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
     std::fprintf(stderr, "picture %lldx%lld -> %s (decode %.2f s on %s)\n", static_cast<long long>(pic.dim(2)),
                  static_cast<long long>(pic.dim(1)), out->c_str(), std::chrono::duration<double>(t1 - t0).count(),
                  tf::device_name(dev));
+    if (const std::string m = tf::peak_memory_line(dev); !m.empty()) std::fprintf(stderr, "%s\n", m.c_str());
     return 0;
   };
 });

@@ -65,6 +65,7 @@ tf::tools::RegisterCommand reg("encode", "picture -> Idol's feature2 tokens", []
                  static_cast<long long>(e.feature2.dim(0)), static_cast<long long>(e.feature2.dim(1)), out->c_str(),
                  std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
                  tf::device_name(dev));
+    if (const std::string m = tf::peak_memory_line(dev); !m.empty()) std::fprintf(stderr, "%s\n", m.c_str());
     return 0;
   };
 });

@@ -1,0 +1,91 @@
+// Times TensorFold's FLUX.2 VAE on the GPU through the family (the same stages the tools run):
+// encode = picture -> moments, decode = latents -> picture, device-resident, median of --reps
+// after one warm-up; prints one JSON line per run with the median and the peak GPU memory.
+// bench/vae_vs_torch runs it beside diffusers on the same weights.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "backend/device.h"
+#include "core/error.h"
+#include "families/flux2_vae/model.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/runtime.h"
+#endif
+
+namespace {
+
+#ifdef TF_HAVE_CUDA
+tf::Tensor random_device(tf::Shape shape, float lo, float hi, uint64_t seed) {
+  tf::Tensor h = tf::empty(tf::DType::F32, shape);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (int64_t i = 0; i < h.numel(); ++i) h.ptr<float>()[i] = d(rng);
+  return tf::to_device(h, tf::Device::CUDA);
+}
+
+double time_ms(const std::vector<tf::flux2_vae::Stage>& stages, const tf::Tensor& x) {
+  const auto t0 = std::chrono::steady_clock::now();
+  tf::Tensor y = tf::flux2_vae::run_stages(stages, x);
+  tf::cuda::synchronize("VAE stages");
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+#endif
+
+int run(int argc, char** argv) {
+#ifndef TF_HAVE_CUDA
+  (void)argc, (void)argv;
+  tf::fail("bench_vae_cuda: this build has no CUDA backend");
+#else
+  std::string model, sizes = "512,1024,2048";
+  int reps = 5;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--model") model = argv[i + 1];
+    else if (a == "--sizes") sizes = argv[i + 1];
+    else if (a == "--reps") reps = std::stoi(argv[i + 1]);
+    else tf::fail("bench_vae_cuda: unknown flag " + a + " (--model DIR --sizes 512,1024 --reps N)");
+  }
+  if (model.empty()) tf::fail("bench_vae_cuda: --model DIR is required");
+  const tf::Device dev = tf::select_device("cuda");
+  const auto vae = tf::flux2_vae::Vae::load(model, dev);
+  std::fprintf(stderr, "%s on %s\n", vae.config().summary().c_str(), tf::cuda::device_description().c_str());
+  std::stringstream ss(sizes);
+  for (std::string item; std::getline(ss, item, ',');) {
+    const int64_t s = std::stoll(item), cz = vae.config().latent_channels;
+    const tf::Tensor x = random_device({3, s, s}, -1.f, 1.f, 1);
+    const tf::Tensor z = random_device({cz, s / 8, s / 8}, -2.f, 2.f, 2);
+    for (int which = 0; which < 2; ++which) {
+      const auto& stages = which == 0 ? vae.encoder() : vae.decoder();
+      const tf::Tensor& in = which == 0 ? x : z;
+      tf::cuda::reset_peak_memory();
+      time_ms(stages, in);  // warm-up: pool and module loads
+      std::vector<double> t;
+      for (int r = 0; r < reps; ++r) t.push_back(time_ms(stages, in));
+      std::sort(t.begin(), t.end());
+      const auto m = tf::cuda::memory_stats();
+      std::printf("{\"impl\": \"tensorfold\", \"size\": %lld, \"what\": \"%s\", \"median_ms\": %.3f, \"min_ms\": %.3f, "
+                  "\"max_ms\": %.3f, \"peak_gib\": %.3f}\n",
+                  static_cast<long long>(s), which == 0 ? "encode" : "decode", t[t.size() / 2], t.front(), t.back(),
+                  double(m.peak_in_use) / double(1ull << 30));
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_vae_cuda: error: %s\n", e.what());
+    return 1;
+  }
+}
