@@ -91,6 +91,11 @@ bool BpeModel::find_merge(uint32_t left, uint32_t right, uint32_t& rank, uint32_
   }
 }
 
+void BpeModel::clear_cache() const {
+  std::lock_guard<std::mutex> lock(cache_mutex_);
+  cache_.clear();
+}
+
 const std::string* BpeModel::token_of(uint32_t id) const { return id < by_id_.size() ? by_id_[id] : nullptr; }
 
 int64_t BpeModel::id_of(std::string_view token) const {

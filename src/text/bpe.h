@@ -29,6 +29,9 @@ class BpeModel {
   // Appends the ids of one pre-tokenized word (raw bytes, before the byte-to-unicode map).
   void encode_word(std::string_view bytes, std::vector<uint32_t>& out) const;
 
+  // Forgets every cached word (for timing the first pass over a text).
+  void clear_cache() const;
+
   // The vocabulary string of an id (byte-level text), or nullptr.
   const std::string* token_of(uint32_t id) const;
   int64_t id_of(std::string_view token) const;

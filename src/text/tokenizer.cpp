@@ -189,6 +189,8 @@ std::string Tokenizer::id_to_token(int32_t id) const {
   return t ? *t : std::string();
 }
 
+void Tokenizer::clear_cache() const { impl_->model->clear_cache(); }
+
 TokenizerSummary Tokenizer::summary() const {
   TokenizerSummary s;
   s.regular_tokens = impl_->model->vocab_entries();

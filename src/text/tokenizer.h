@@ -39,6 +39,9 @@ class Tokenizer {
   std::string id_to_token(int32_t id) const;            // "" when unknown
   TokenizerSummary summary() const;
 
+  // Forgets the cached words (for timing a first pass).
+  void clear_cache() const;
+
  private:
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
