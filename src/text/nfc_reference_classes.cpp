@@ -1,6 +1,6 @@
 // The reference library's NFC tables (unicode-normalization-alignments, used by tokenizers) give
 // combining class 0 to these marks, which later Unicode versions (and utf8proc) give a class > 0.
-// Listed by python/tools/probe_reference_nfc.py, which asks the reference library itself.
+// Listed by python/tools/probe_reference_unicode.py, which asks the reference library itself.
 #include <algorithm>
 #include <array>
 #include <cstdint>
