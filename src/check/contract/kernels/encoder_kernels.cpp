@@ -30,6 +30,7 @@ void register_encoder_kernels() {
   register_delta_net_prep(true);
   register_gated_delta_rule(true);
   register_rms_norm_gated(true);
+  register_rope_tables();
   register_rope_partial(true);
   register_attention_causal_gqa(true);
 }

@@ -16,6 +16,7 @@ void register_gated_delta_rule(bool cuda);
 void register_rms_norm_gated(bool cuda);
 void register_rope_partial(bool cuda);
 void register_attention_causal_gqa(bool cuda);
+void register_rope_tables();  // host only
 
 // Packed sequences travel in a case's params from index `from` on (as cu_seqlens).
 SeqOffsets offsets_from(const Params& p, size_t from);
