@@ -1,0 +1,117 @@
+// The reference gate on the committed tiny cases (made by transformers), its controls, and the
+// tools end to end.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "check/encoder_gate.h"
+#include "core/error.h"
+#include "families/moss_image/prompt_encoder.h"
+#include "io/safetensors.h"
+
+using namespace tf;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kData = TF_TEST_DATA;
+const std::string kCaseA = kData + "/moss-image-cases/tiny-default.safetensors";
+const std::string kCaseB = kData + "/moss-image-cases/tiny-b-f32-params.safetensors";
+
+check::EncoderGateReport gate(const std::string& model, const std::string& case_path,
+                              check::EncoderGateOptions::Plant plant = check::EncoderGateOptions::Plant::None,
+                              std::string* log = nullptr) {
+  auto enc = moss_image::PromptEncoder::load(model, {Device::CPU, check::case_rounds_small_params(case_path)});
+  check::EncoderGateOptions o;
+  o.case_path = case_path;
+  o.plant = plant;
+  o.tokenize = [&](const std::string& t, bool chat) { return enc.tokenize(t, chat); };
+  std::ostringstream out;
+  auto r = check::run_encoder_gate(enc.encoder(), o, out);
+  if (log) *log = out.str();
+  return r;
+}
+
+}  // namespace
+
+TEST(EncoderGate, TinyDefaultCasePasses) {
+  std::string log;
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, check::EncoderGateOptions::Plant::None, &log);
+  EXPECT_TRUE(r.passed()) << log;
+  EXPECT_EQ(r.steps.size(), 5u * 5u);  // 5 prompts x (4 layers + final norm)
+  EXPECT_LE(r.max_ratio, 1.0);
+  EXPECT_GT(r.mean_ratio, 0.0);
+}
+
+TEST(EncoderGate, TinyBCaseWithF32ParamsPasses) {
+  std::string log;
+  auto r = gate(kData + "/moss-tiny-b", kCaseB, check::EncoderGateOptions::Plant::None, &log);
+  EXPECT_TRUE(r.passed()) << log;
+  EXPECT_EQ(r.steps.size(), 5u * 7u);
+}
+
+TEST(EncoderGate, OneRowFivePercentOffFails) {
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, check::EncoderGateOptions::Plant::RowOff);
+  EXPECT_FALSE(r.passed());
+  EXPECT_FALSE(r.steps_pass);
+  EXPECT_TRUE(r.ids_match && r.repeat_same);
+}
+
+TEST(EncoderGate, DifferingRepeatFails) {
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, check::EncoderGateOptions::Plant::DifferingRepeat);
+  EXPECT_FALSE(r.passed());
+  EXPECT_FALSE(r.repeat_same);
+  EXPECT_TRUE(r.steps_pass);
+}
+
+TEST(EncoderGate, DifferentIdsFail) {
+  auto enc = moss_image::PromptEncoder::load(kData + "/tiny-pipeline", {Device::CPU, true});
+  check::EncoderGateOptions o;
+  o.case_path = kCaseA;
+  o.tokenize = [&](const std::string& t, bool chat) { return enc.tokenize(t + " ", chat); };
+  std::ostringstream out;
+  EXPECT_FALSE(check::run_encoder_gate(enc.encoder(), o, out).ids_match);
+}
+
+TEST(EncoderGate, CaseForAnotherModelIsRefused) {
+  auto enc = moss_image::PromptEncoder::load(kData + "/moss-tiny-b", {Device::CPU, true});
+  check::EncoderGateOptions o;
+  o.case_path = kCaseA;
+  o.tokenize = [&](const std::string& t, bool chat) { return enc.tokenize(t, chat); };
+  std::ostringstream out;
+  EXPECT_THROW(check::run_encoder_gate(enc.encoder(), o, out), Error);
+}
+
+TEST(EncodeTool, WritesIdsAndRowsAndPacksTheNegative) {
+  fs::path dir = fs::temp_directory_path() / ("tf_encode_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "p.txt") << "A red fox in the snow";
+  std::ofstream(dir / "n.txt") << "blurry";
+  const std::string tool = std::string(TF_BINARY_DIR) + "/tools/tf-moss-image";
+  const std::string out = (dir / "o.safetensors").string();
+  std::string cmd = tool + " encode --model " + kData + "/tiny-pipeline --prompt-file " + (dir / "p.txt").string() +
+                    " --negative-file " + (dir / "n.txt").string() + " --out " + out + " 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto f = SafetensorsFile::open(out);
+  auto enc = moss_image::PromptEncoder::load(kData + "/tiny-pipeline", {});
+  auto alone = enc.encode({"A red fox in the snow"});
+  auto neg = enc.encode({"blurry"});
+  Tensor ids = f->get("prompt.ids"), rows = f->get("prompt.rows"), nrows = f->get("negative.rows");
+  ASSERT_EQ(ids.dim(0), static_cast<int64_t>(alone[0].ids.size()));
+  EXPECT_EQ(0, std::memcmp(ids.data, alone[0].ids.data(), ids.nbytes()));
+  ASSERT_EQ(rows.shape, alone[0].rows.shape);
+  EXPECT_EQ(0, std::memcmp(rows.data, alone[0].rows.data, rows.nbytes()));
+  ASSERT_EQ(nrows.shape, neg[0].rows.shape);
+  EXPECT_EQ(0, std::memcmp(nrows.data, neg[0].rows.data, nrows.nbytes()));
+  EXPECT_EQ(f->get("negative.ids").dtype, DType::I32);
+  // A bad flag value fails cleanly with nothing written.
+  std::string bad = tool + " encode --model " + kData + "/tiny-pipeline --prompt-file " + (dir / "p.txt").string() +
+                    " --out " + (dir / "bad.safetensors").string() + " --device tpu 2>/dev/null";
+  EXPECT_NE(std::system(bad.c_str()), 0);
+  EXPECT_FALSE(fs::exists(dir / "bad.safetensors"));
+  fs::remove_all(dir);
+}
