@@ -75,6 +75,9 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
       load_s = std::chrono::duration<double>(t1 - t0).count();
       run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     }  // the encoder (weights, mappings, device memory) is gone before the output is written
+#ifdef TF_HAVE_CUDA
+    if (tf::cuda::runtime_started()) tf::cuda::release_cached_memory();  // so a later stage finds it free
+#endif
     tf::NamedTensors out;
     const char* names[2] = {"prompt", "negative"};
     int64_t tokens = 0;

@@ -56,16 +56,21 @@ std::string EncoderConfig::summary() const {
 
 namespace {
 
-int64_t positive(const Json& j, const std::string& key, const std::string& where) {
-  int64_t v = json_int(j, key, where);
-  if (v < 1) fail(where + ": \"" + key + "\" must be at least 1, found " + std::to_string(v));
+// Every size is bounded so products of sizes cannot overflow int64.
+constexpr int64_t kMaxSize = int64_t(1) << 24;
+
+int64_t bounded(int64_t v, const std::string& key, const std::string& where) {
+  if (v < 1 || v > kMaxSize)
+    fail(where + ": \"" + key + "\" must be from 1 to " + std::to_string(kMaxSize) + ", found " + std::to_string(v));
   return v;
 }
 
+int64_t positive(const Json& j, const std::string& key, const std::string& where) {
+  return bounded(json_int(j, key, where), key, where);
+}
+
 int64_t positive_or(const Json& j, const std::string& key, int64_t fallback, const std::string& where) {
-  int64_t v = json_int_or(j, key, fallback, where);
-  if (v < 1) fail(where + ": \"" + key + "\" must be at least 1, found " + std::to_string(v));
-  return v;
+  return bounded(json_int_or(j, key, fallback, where), key, where);
 }
 
 }  // namespace
