@@ -100,26 +100,41 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile<R, C>& t) {
     }
 }
 
+// One block of 32 inputs for every (weight row, token) pair of a tile; always inlined so the
+// accumulators stay in registers.
+template <int R, int C>
+__attribute__((target("avx512f"), always_inline)) inline void block_avx512(__m512 (&acc)[R][C],
+                                                                           const uint16_t* const (&w)[R],
+                                                                           const float* const (&x)[C]) {
+  const __m512i high_half = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  for (int r = 0; r < R; ++r) {
+    __m512i wv = _mm512_loadu_si512(w[r]);
+    __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(wv, 16));
+    __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(wv, high_half));
+    for (int c = 0; c < C; ++c) {
+      acc[r][c] = _mm512_fmadd_ps(_mm512_loadu_ps(x[c]), even, acc[r][c]);
+      acc[r][c] = _mm512_fmadd_ps(_mm512_loadu_ps(x[c] + 16), odd, acc[r][c]);
+    }
+  }
+}
+
 template <int R, int C>
 __attribute__((target("avx512f"))) void tile_avx512(const Tile<R, C>& t) {
   __m512 acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
-  const __m512i high_half = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
-  const int64_t total = t.blocks + (t.tail[0] ? 1 : 0);
-  for (int64_t b = 0; b < total; ++b) {
-    const int64_t xofs = b * kBlock;
-    for (int r = 0; r < R; ++r) {
-      const uint16_t* wb = b < t.blocks ? t.w[r] + b * kBlock : t.tail[r];
-      __m512i wv = _mm512_loadu_si512(wb);
-      __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(wv, 16));
-      __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(wv, high_half));
-      for (int c = 0; c < C; ++c) {
-        const float* xb = t.x[c] + xofs;
-        acc[r][c] = _mm512_fmadd_ps(_mm512_loadu_ps(xb), even, acc[r][c]);
-        acc[r][c] = _mm512_fmadd_ps(_mm512_loadu_ps(xb + 16), odd, acc[r][c]);
-      }
-    }
+  const uint16_t* w[R];
+  const float* x[C];
+  for (int r = 0; r < R; ++r) w[r] = t.w[r];
+  for (int c = 0; c < C; ++c) x[c] = t.x[c];
+  for (int64_t b = 0; b < t.blocks; ++b) {
+    block_avx512<R, C>(acc, w, x);
+    for (int r = 0; r < R; ++r) w[r] += kBlock;
+    for (int c = 0; c < C; ++c) x[c] += kBlock;
+  }
+  if (t.tail[0]) {
+    for (int r = 0; r < R; ++r) w[r] = t.tail[r];
+    block_avx512<R, C>(acc, w, x);
   }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) {
@@ -152,7 +167,8 @@ void run_tile(LinearKernel k, const Tile<R, C>& t) {
   tile_scalar<R, C>(t);
 }
 
-constexpr int kRows = 4, kCols = 6;
+constexpr int kRows = 4, kCols = 6;  // run_rows and the switch below cover 1..kRows x 1..kCols
+static_assert(kRows == 4 && kCols == 6, "extend the tile dispatch switches with the tile shape");
 
 // Dispatches a tile of r <= kRows weight rows and c <= kCols tokens to its compiled shape.
 template <int R>
