@@ -20,16 +20,15 @@
 
 namespace {
 
-std::string peak_memory() {
+// Peak resident memory counts the mapped checkpoint pages the CPU forward touched.
+std::string peak_memory(tf::Device device) {
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   char buf[96];
-  std::snprintf(buf, sizeof buf, "peak host memory (RSS): %.2f GiB", ru.ru_maxrss / (1024.0 * 1024.0));
-  std::string s = buf;
-#ifdef TF_HAVE_CUDA
-  if (tf::cuda::runtime_started()) s += "; " + tf::cuda::peak_memory_line();
-#endif
-  return s;
+  std::snprintf(buf, sizeof buf, "peak host memory (RSS, mapped weights included): %.2f GiB",
+                ru.ru_maxrss / (1024.0 * 1024.0));
+  std::string s = buf, gpu = tf::peak_memory_line(device);
+  return gpu.empty() ? s : s + "; " + gpu;
 }
 
 tf::Tensor ids_tensor(const std::vector<int32_t>& ids) {
@@ -89,7 +88,7 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
     }
     tf::write_safetensors(o->out, out, {{"producer", "tf-moss-image encode"}, {"device", o->device}});
     std::fprintf(stderr, "load %.2f s, encode %.2f s (%.3f s/token over %lld tokens); %s\nwrote %s\n", load_s, run_s,
-                 tokens ? run_s / tokens : 0.0, static_cast<long long>(tokens), peak_memory().c_str(), o->out.c_str());
+                 tokens ? run_s / tokens : 0.0, static_cast<long long>(tokens), peak_memory(device).c_str(), o->out.c_str());
     return 0;
   };
 });
