@@ -99,22 +99,26 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
   // Gates 1, 2 and 4 on the kernel itself.
   Comparison gate2, gate4;
   int n2 = 0, n4 = 0;
+  bool gate1_ok = true;
   for (const Prepared& p : cases) {
     bool adversarial = std::strcmp(p.gate, "gate 4") == 0;
     (adversarial ? n4 : n2)++;
     RunResult a = run_once(real, p.c, Poison::QuietNaN, opt.backend);
     if (a.launch_refused) ++o.limit_problems;
     if (!a.error.empty()) {
+      gate1_ok = false;
       o.problems.push_back(std::string("gate 1 (") + p.c.label + "): the kernel failed: " + short_text(a.error));
       continue;
     }
     Comparison c = compare(a.outputs, p.ref, Poison::QuietNaN);
+    if (c.unwritten || c.unexpected_nan) gate1_ok = false;
     if (c.unwritten || c.unexpected_nan)
       o.problems.push_back("gate 1 (" + p.c.label + "): " + c.describe());
     else if (c.outside)
       o.problems.push_back(std::string(p.gate) + " (" + p.c.label + "): " + c.describe());
     (adversarial ? gate4 : gate2).merge(c);
     RunResult b = run_once(real, p.c, Poison::AllOnes, opt.backend);
+    if (!b.error.empty() || !same_bytes(a.outputs, b.outputs)) gate1_ok = false;
     if (!b.error.empty() || !same_bytes(a.outputs, b.outputs))
       o.problems.push_back("gate 1 (" + p.c.label + "): a repeat on differently poisoned outputs is not equal byte for byte" +
                            (b.error.empty() ? "" : ": " + short_text(b.error)));
@@ -151,7 +155,7 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
   const char* verdict = o.pass ? "PASS" : (k.known_finding.empty() ? "FAIL" : "KNOWN");
   std::fprintf(out, "%-6s kernel %s [%s] on %s: gate 1 %s; gate 2 %d cases, %lld values, worst %s of allowance; "
                     "gate 4 %d cases, worst %s of allowance%s (%.2f s)\n",
-               verdict, k.name.c_str(), fams.c_str(), device_name(opt.backend), o.pass ? "ok" : "see below", n2,
+               verdict, k.name.c_str(), fams.c_str(), device_name(opt.backend), gate1_ok ? "ok" : "FAILED (below)", n2,
                static_cast<long long>(gate2.checked), fixed(gate2.outside ? gate2.worst_excess : gate2.used).c_str(), n4,
                fixed(gate4.outside ? gate4.worst_excess : gate4.used).c_str(),
                limit_cases ? ("; gate 5 " + std::to_string(limit_cases) + " supported sizes launched").c_str() : "",
