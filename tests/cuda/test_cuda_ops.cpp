@@ -210,7 +210,9 @@ TEST(CudaOps, RopeAndAttention) {
     attention_causal_gqa(q, k, v, scale, seqs, o);
     Tensor gq = gpu(q), gk = gpu(k), gv = gpu(v);
     attention_causal_gqa(gq, gk, gv, scale, seqs, d_o);
-    expect_close("attention_causal_gqa", o, d_o, 2, 1e-3);
+    // one p = bf16(exp(s - m) / l) may round the other way when l's fp32 sum order differs: that
+    // moves an output by one bf16 step of p times |v| (v ~ N(0, 1) here)
+    expect_close("attention_causal_gqa", o, d_o, 2, 1e-2);
     attention_causal_gqa(gq, gk, gv, scale, seqs, d_o2);
     EXPECT_TRUE(same_bytes(d_o, d_o2));
   }

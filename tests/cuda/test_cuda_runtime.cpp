@@ -115,8 +115,20 @@ TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   check_gemm(1, 64, 128, 10);
   check_gemm(10, 256, 512, 11);
   check_gemm(75, 96, 4096, 12);
+  check_gemm(120, 96, 4096, 21);  // past the skinny kernel: cuBLASLt
   check_gemm(300, 130, 200, 13);
-  EXPECT_GE(cuda::gemm_cached_plans(), 4);
+  EXPECT_GE(cuda::gemm_cached_plans(), 2);
+  // narrow products take the own kernel (DeltaNet's b and a projections)
+  ASSERT_TRUE(cuda::gemm_small_n_fits(75, 32, 4096));
+  check_gemm(75, 32, 4096, 14);
+  check_gemm(200, 5, 12288, 15);
+  // skinny products take the own tensor-core kernel (every block width, 1 to 6 token tiles)
+  ASSERT_TRUE(cuda::gemm_own_kernels_enabled());
+  check_gemm(1, 1024, 4096, 16);
+  check_gemm(17, 96, 512, 17);
+  check_gemm(75, 4096, 256, 18);
+  check_gemm(96, 8192, 128, 19);
+  check_gemm(33, 2048, 1024, 20);
 #endif
 }
 

@@ -71,51 +71,63 @@ __device__ __forceinline__ float row_group_sum(float v) {
   return v;
 }
 
-struct TokenInputs {
-  float decay, beta, v;
-};
-
 // One warp per (sequence, value head, 4 state columns): lane = 4 * row_group + column, each lane
 // keeps R rows of its column of S in registers (8 row groups cover dk <= 8R). Per token:
 //   S *= exp(g); kv = S^T k; d = (v - kv) * beta; S += k d^T; o = bf16(S^T q)
+// The next token's inputs are loaded while this one computes, and nothing waits on them until the
+// token's arithmetic is done, so the loop runs at the latency of its own dependency chain.
 template <int R>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv) {
   const int lane = threadIdx.x, gi = lane / 4;
   const int s = blockIdx.z, h = blockIdx.y, j = blockIdx.x * 4 + lane % 4, hk = h / (Hv / Hk);
   const bool has_col = j < dv;
+  const bool full = dk == 8 * R;  // every row real: 16-byte loads
   const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1];
   float S[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) S[r] = 0.0f;
 
-  auto load = [&](int t, float* kr, float* qr, TokenInputs& in) {
-    const float* kt = k + (int64_t(t) * Hk + hk) * dk;
-    const float* qt = q + (int64_t(t) * Hk + hk) * dk;
+  float kr[R], qr[R], kn[R], qn[R];
+  float g_cur = 0, b_cur = 0, v_cur = 0, g_nxt = 0, b_nxt = 0, v_nxt = 0;
+  auto load = [&](int t, float (&kd)[R], float (&qd)[R], float& gd, float& bd, float& vd) {
+    const float* kt = k + (int64_t(t) * Hk + hk) * dk + gi * R;
+    const float* qt = q + (int64_t(t) * Hk + hk) * dk + gi * R;
+    if constexpr (R % 4 == 0) {
+      if (full) {
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      int row = gi * R + r;
-      kr[r] = row < dk ? kt[row] : 0.0f;
-      qr[r] = row < dk ? qt[row] : 0.0f;
+        for (int r = 0; r < R; r += 4) {
+          float4 a = *reinterpret_cast<const float4*>(kt + r), b = *reinterpret_cast<const float4*>(qt + r);
+          kd[r] = a.x, kd[r + 1] = a.y, kd[r + 2] = a.z, kd[r + 3] = a.w;
+          qd[r] = b.x, qd[r + 1] = b.y, qd[r + 2] = b.z, qd[r + 3] = b.w;
+        }
+      }
     }
-    in.decay = expf(g[int64_t(t) * Hv + h]);
-    in.beta = beta[int64_t(t) * Hv + h];
-    in.v = has_col ? v[(int64_t(t) * Hv + h) * dv + j] : 0.0f;
+    if (!(R % 4 == 0 && full)) {
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const bool real = gi * R + r < dk;
+        kd[r] = real ? kt[r] : 0.0f;
+        qd[r] = real ? qt[r] : 0.0f;
+      }
+    }
+    gd = g[int64_t(t) * Hv + h];
+    bd = beta[int64_t(t) * Hv + h];
+    vd = has_col ? v[(int64_t(t) * Hv + h) * dv + j] : 0.0f;
   };
 
-  float kr[R], qr[R], kn[R], qn[R];
-  TokenInputs cur{}, nxt{};
-  if (t0 < t1) load(t0, kr, qr, cur);
+  if (t0 < t1) load(t0, kr, qr, g_cur, b_cur, v_cur);
   for (int t = t0; t < t1; ++t) {
-    if (t + 1 < t1) load(t + 1, kn, qn, nxt);  // in flight while this token computes
+    if (t + 1 < t1) load(t + 1, kn, qn, g_nxt, b_nxt, v_nxt);  // in flight while this token computes
+    const float decay = expf(g_cur);
     float kv = 0.0f;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
-      S[r] = S[r] * cur.decay;
+      S[r] = S[r] * decay;
       kv = kv + S[r] * kr[r];
     }
     kv = row_group_sum(kv);
-    const float d = (cur.v - kv) * cur.beta;
+    const float d = (v_cur - kv) * b_cur;
     float out = 0.0f;
 #pragma unroll
     for (int r = 0; r < R; ++r) {
@@ -129,7 +141,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
       kr[r] = kn[r];
       qr[r] = qn[r];
     }
-    cur = nxt;
+    g_cur = g_nxt, b_cur = b_nxt, v_cur = v_nxt;
   }
 }
 

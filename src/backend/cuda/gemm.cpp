@@ -1,6 +1,7 @@
 #include "backend/cuda/gemm.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
@@ -75,6 +76,10 @@ Plan make_plan(const Key& key) {
 void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
   require(k > 0, "gemm_bf16_xwt: empty inner dimension");
+  if (gemm_own_kernels_enabled()) {
+    if (gemm_small_n_fits(m, n, k)) return gemm_small_n(x, w, y, m, n, k);
+    if (gemm_skinny_fits(m, n, k, x, w, y)) return gemm_skinny(x, w, y, m, n, k);
+  }
   Key key{m, n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
   const Plan* plan;
   {
@@ -86,6 +91,14 @@ void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, 
   const float one = 1.0f, zero = 0.0f;
   TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, plan->b, &zero, y, plan->c, y, plan->c,
                            &plan->algo, lt_workspace(), lt_workspace_bytes(), stream()));
+}
+
+bool gemm_own_kernels_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("TF_GEMM");
+    return !(e && std::string(e) == "cublaslt");
+  }();
+  return on;
 }
 
 int gemm_cached_plans() {
