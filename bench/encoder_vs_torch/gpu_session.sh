@@ -3,7 +3,7 @@
 # encoder against the CPU, the reference gate on the tiny cases), each op's kernel time at the
 # released geometry, bench/encoder_vs_torch/run.sh, the reference gate on a released-geometry case
 # made there by python/cases/moss_image_case.py, then the projections and the encoder again with
-# TF_GEMM=cublaslt for comparison. Binaries come from the build machine (release preset) in BIN;
+# TF_GEMM=own (the own narrow/skinny projection kernels) for comparison. Binaries come from the build machine (release preset) in BIN;
 # results land in OUT (at most 8 files).
 #   BIN=.carry/cudaenc OUT=$OUT TEST_DATA_AT=<the build's tests path> bench/encoder_vs_torch/gpu_session.sh
 set -uo pipefail
@@ -39,10 +39,10 @@ echo "== reference gate on CUDA, released geometry"
     --gtest_filter='CudaGate.ReleasedGeometryCase' 2>&1 | grep -vE "^\[ *(RUN|OK) "; } > "$OUT/gate_released.log" 2>&1
 tail -40 "$OUT/gate_released.log"
 
-echo "== projections: own kernels | cuBLASLt"
-{ timeout 120 "$BIN/bench_cuda_runtime"; echo "-- TF_GEMM=cublaslt"; TF_GEMM=cublaslt timeout 120 "$BIN/bench_cuda_runtime"; } > "$WORK/gemm.log" 2>&1
+echo "== projections: cuBLASLt, then the own kernels"
+{ timeout 120 "$BIN/bench_cuda_runtime"; echo "-- TF_GEMM=own"; TF_GEMM=own timeout 120 "$BIN/bench_cuda_runtime"; } > "$WORK/gemm.log" 2>&1
 grep -E "^(mlp|qkv|z /|k /|b /|device|-- )" "$WORK/gemm.log" > "$OUT/gemm.log"; cat "$OUT/gemm.log"
-echo "== ours with every projection on cuBLASLt"
-TF_GEMM=cublaslt timeout 120 "$BIN/bench_encoder_timer" --model "$CKPT" --counts 10,34,75,256 --pair 75,10 --reps 15 \
-  > "$WORK/ours_cublaslt.jsonl" 2>/dev/null
-python3 "$HERE/report.py" "$WORK/ours_cublaslt.jsonl" >> "$OUT/gemm.log"; tail -8 "$OUT/gemm.log"
+echo "== ours with the own projection kernels where they fit"
+TF_GEMM=own timeout 120 "$BIN/bench_encoder_timer" --model "$CKPT" --counts 10,34,75,256 --pair 75,10 --reps 15 \
+  > "$WORK/ours_own.jsonl" 2>/dev/null
+python3 "$HERE/report.py" "$WORK/ours_own.jsonl" >> "$OUT/gemm.log"; tail -8 "$OUT/gemm.log"

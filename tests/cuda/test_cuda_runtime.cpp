@@ -83,12 +83,14 @@ TEST(CudaRuntime, UploadMatchesHostBytes) {
 #ifdef TF_HAVE_CUDA
 // y = x w^T against a float64 sum; the allowance is one bf16 rounding of the result plus the
 // fp32 accumulation error bound k * 2^-24 * sum |x w|.
-void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed) {
+using GemmFn = void (*)(const void*, const void*, void*, int64_t, int64_t, int64_t);
+
+void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed, GemmFn gemm = cuda::gemm_bf16_xwt) {
   Tensor x = random_bf16({m, k}, seed), w = random_bf16({n, k}, seed + 1, 0.05f);
   Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
   Tensor dy = empty(DType::BF16, {m, n}, Device::CUDA), dy2 = empty(DType::BF16, {m, n}, Device::CUDA);
-  cuda::gemm_bf16_xwt(dx.data, dw.data, dy.data, m, n, k);
-  cuda::gemm_bf16_xwt(dx.data, dw.data, dy2.data, m, n, k);
+  gemm(dx.data, dw.data, dy.data, m, n, k);
+  gemm(dx.data, dw.data, dy2.data, m, n, k);
   Tensor y = to_device(dy, Device::CPU), y2 = to_device(dy2, Device::CPU);
   ASSERT_EQ(0, std::memcmp(y.data, y2.data, y.nbytes())) << "repeat differs";
   int bad = 0;
@@ -112,23 +114,23 @@ void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed) {
 TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
+  // the default path (cuBLASLt unless TF_GEMM=own)
   check_gemm(1, 64, 128, 10);
   check_gemm(10, 256, 512, 11);
   check_gemm(75, 96, 4096, 12);
-  check_gemm(120, 96, 4096, 21);  // past the skinny kernel: cuBLASLt
+  check_gemm(120, 96, 4096, 21);
   check_gemm(300, 130, 200, 13);
-  EXPECT_GE(cuda::gemm_cached_plans(), 2);
-  // narrow products take the own kernel (DeltaNet's b and a projections)
-  ASSERT_TRUE(cuda::gemm_small_n_fits(75, 32, 4096));
   check_gemm(75, 32, 4096, 14);
-  check_gemm(200, 5, 12288, 15);
-  // skinny products take the own tensor-core kernel (every block width, 1 to 6 token tiles)
-  ASSERT_TRUE(cuda::gemm_own_kernels_enabled());
-  check_gemm(1, 1024, 4096, 16);
-  check_gemm(17, 96, 512, 17);
-  check_gemm(75, 4096, 256, 18);
-  check_gemm(96, 8192, 128, 19);
-  check_gemm(33, 2048, 1024, 20);
+  // the own narrow kernel (opt-in)
+  ASSERT_TRUE(cuda::gemm_small_n_fits(75, 32, 4096));
+  check_gemm(75, 32, 4096, 14, cuda::gemm_small_n);
+  check_gemm(200, 5, 12288, 15, cuda::gemm_small_n);
+  // the own skinny tensor-core kernel (opt-in): every block width, 1 to 6 token tiles
+  check_gemm(1, 1024, 4096, 16, cuda::gemm_skinny);
+  check_gemm(17, 96, 512, 17, cuda::gemm_skinny);
+  check_gemm(75, 4096, 256, 18, cuda::gemm_skinny);
+  check_gemm(96, 8192, 128, 19, cuda::gemm_skinny);
+  check_gemm(33, 2048, 1024, 20, cuda::gemm_skinny);
 #endif
 }
 

@@ -203,7 +203,7 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
     case 32: return mma(attention_mma::attention_kernel<32, 32>, attention_mma::smem_bytes<32, 32>(), 1);
     case 64: return mma(attention_mma::attention_kernel<64, 64>, attention_mma::smem_bytes<64, 64>(), 1);
     case 128: return mma(attention_mma::attention_kernel<128, 128>, attention_mma::smem_bytes<128, 128>(), 1);
-    case 256: return mma(attention_mma::attention_kernel<256, 256>, attention_mma::smem_bytes<256, 256>(), 1);
+    case 256: return mma(attention_mma::attention_kernel<256, 128>, attention_mma::smem_bytes<256, 128>(), 2);
     default: break;
   }
   size_t smem = sizeof(float) * (size_t(kRows + kKeys) * (d + 1) + kRows * kKeys);

@@ -10,17 +10,17 @@ namespace tf::cuda {
 // y[m, n] = x[m, k] . w[n, k]^T (a linear layer without bias); all bf16, row-major, on the device.
 void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 
-// Narrow products (n <= 64 output columns, m <= 512 tokens) on an own kernel: cuBLASLt's latency
-// dominates them. gemm_bf16_xwt routes them there; exposed for tests.
+// Own kernels for narrow (n <= 64 columns, m <= 512 tokens) and skinny (m <= 96 tokens) products.
+// Measured on the H200 they are slower than cuBLASLt at the encoder's shapes (docs/perf/encoder.md),
+// so gemm_bf16_xwt uses them only when TF_GEMM=own; kept, tested, for that comparison.
 bool gemm_small_n_fits(int64_t m, int64_t n, int64_t k);
 void gemm_small_n(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 
-// Skinny products (m <= 96 tokens, n > 64, k a multiple of 128, 16-byte aligned operands) on an
-// own tensor-core kernel that streams the weight once with 16-byte loads.
+// Skinny: m <= 96 tokens, n > 64, k a multiple of 128, 16-byte aligned operands; tensor cores.
 bool gemm_skinny_fits(int64_t m, int64_t n, int64_t k, const void* x, const void* w, const void* y);
 void gemm_skinny(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 
-// TF_GEMM=cublaslt sends every product to cuBLASLt (for comparisons); read once.
+// TF_GEMM=own routes the products that fit to the own kernels; read once.
 bool gemm_own_kernels_enabled();
 
 // The algorithm cache's size, for tests.
