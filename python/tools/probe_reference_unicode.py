@@ -3,7 +3,8 @@
 differ, and prints the C++ tables TensorFold keeps so that it tokenizes as the reference does:
 
 1. Regex classes (src/text/regex_reference_classes.cpp): the code points the reference's bundled
-   Oniguruma matches with \\p{L}, \\p{M}, \\p{N} and the system's libonig does not.
+   Oniguruma matches with \\p{L}, \\p{M}, \\p{N}, \\p{Nd}, \\p{Alphabetic} and the system's
+   libonig does not.
 2. NFC ordering (src/text/nfc_reference_classes.cpp): the marks utf8proc gives a combining class
    above 1 that the reference's NFC leaves in place (class 0 in its tables).
 
@@ -80,7 +81,8 @@ def nfc_class_zero_in_reference():
 
 
 def main():
-    for prop, name in (("L", "kLetters"), ("M", "kMarks"), ("N", "kNumbers")):
+    for prop, name in (("L", "kLetters"), ("M", "kMarks"), ("N", "kNumbers"), ("Nd", "kDecimalNumbers"),
+                       ("Alphabetic", "kAlphabetic")):
         ref, sys_ = reference_class(prop), system_class(prop)
         print(f"// \\p{{{prop}}}: reference {len(ref)}, system {len(sys_)}, system-only {len(sys_ - ref)}")
         print(f"const Ranges {name} = {{")

@@ -2,6 +2,7 @@
 
 #include "core/error.h"
 #include "text/onig_regex.h"
+#include "text/regex_reference_classes.h"
 
 namespace tf::text {
 
@@ -52,7 +53,8 @@ AddedTokenMatcher::AddedTokenMatcher(const std::vector<AddedToken>& tokens, cons
     any_flags |= tokens_[t].single_word || tokens_[t].lstrip || tokens_[t].rstrip;
   }
   if (any_flags) {
-    word_char_ = std::make_unique<OnigRegex>(std::string("\\A") + kWord + "\\z", "added tokens (single_word)");
+    word_char_ = std::make_unique<OnigRegex>(with_reference_unicode_classes(std::string("\\A") + kWord + "\\z"),
+                                             "added tokens (single_word)");
     space_char_ = std::make_unique<OnigRegex>(std::string("\\A") + kSpace + "\\z", "added tokens (lstrip, rstrip)");
   }
 }

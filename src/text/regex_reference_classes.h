@@ -6,8 +6,8 @@
 
 namespace tf::text {
 
-// `pattern` with each \p{L}, \p{M}, \p{N} (and \p{Letter}, \p{Mark}, \p{Number}) widened by the
-// code points the reference classes so; everything else as written.
+// `pattern` with each \p{L}, \p{M}, \p{N}, \p{Nd}, \p{Alphabetic} (and their long names) widened
+// by the code points the reference classes so; everything else as written.
 std::string with_reference_unicode_classes(const std::string& pattern);
 
 }  // namespace tf::text
