@@ -47,6 +47,19 @@ TEST(CudaRuntime, CopiesRoundTripAndCountsPeak) {
 #endif
 }
 
+TEST(CudaRuntime, RefusesGpusTheKernelsWereNotBuiltFor) {
+#ifdef TF_HAVE_CUDA
+  // runs without a GPU: the check is on the device's name and compute capability
+  std::string a100 = cuda::unsupported_gpu_reason("NVIDIA A100-SXM4-80GB", 8, 0);
+  EXPECT_NE(a100.find("NVIDIA A100-SXM4-80GB (sm_80)"), std::string::npos) << a100;
+  EXPECT_NE(a100.find("--device cpu"), std::string::npos) << a100;
+  EXPECT_FALSE(cuda::unsupported_gpu_reason("NVIDIA B200", 10, 0).empty());  // sm_90a code does not run there
+  EXPECT_TRUE(cuda::unsupported_gpu_reason("NVIDIA H200", 9, 0).empty());
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
+}
+
 TEST(CudaRuntime, OutOfMemoryNamesTheBytes) {
   TF_REQUIRE_CUDA_GPU();
   try {

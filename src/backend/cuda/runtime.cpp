@@ -50,9 +50,8 @@ Runtime& rt() {
 }
 
 void refuse_unsupported(const cudaDeviceProp& p) {
-  if (p.major != 9)
-    fail("--device cuda: GPU 0 is " + std::string(p.name) + " (sm_" + std::to_string(p.major) +
-         std::to_string(p.minor) + "); this build's kernels are for sm_90a (Hopper: H100, H200) only; use --device cpu");
+  std::string why = unsupported_gpu_reason(p.name, p.major, p.minor);
+  if (!why.empty()) fail(why);
 }
 
 void start() {
@@ -97,6 +96,12 @@ void start() {
 [[noreturn]] void fail_cublas(cublasStatus_t s, const char* call, const char* file, int line) {
   fail(std::string("cuBLASLt error in ") + call + ": status " + std::to_string(int(s)) + " at " + file + ":" +
        std::to_string(line));
+}
+
+std::string unsupported_gpu_reason(const std::string& name, int major, int minor) {
+  if (major == 9) return "";
+  return "--device cuda: GPU 0 is " + name + " (sm_" + std::to_string(major) + std::to_string(minor) +
+         "); this build's kernels are for sm_90a (Hopper: H100, H200) only; use --device cpu";
 }
 
 void init_runtime() { std::call_once(g_once, start); }

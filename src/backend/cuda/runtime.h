@@ -12,6 +12,9 @@ namespace tf::cuda {
 void init_runtime();
 bool runtime_started();
 
+// Why a GPU cannot run this build's kernels (empty when it can): the kernels are sm_90a only.
+std::string unsupported_gpu_reason(const std::string& name, int major, int minor);
+
 // "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB)"
 std::string device_description();
 
