@@ -58,7 +58,7 @@ void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stre
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)), what);
     attr = true;
   }
-  dim3 grid((e.M + BM - 1) / BM, (e.N + BN - 1) / BN);
+  const unsigned grid = unsigned((e.M + BM - 1) / BM) * unsigned((e.N + BN - 1) / BN);
   kernel<<<grid, THREADS, kSmemBytes, stream>>>(a, b, e);
   check_launch(what);
 }

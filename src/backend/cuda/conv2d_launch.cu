@@ -14,6 +14,15 @@ void conv_output_size(ConvShape& s) {
   s.Wo = (W + s.pad_left + s.pad_right - s.kw) / s.stride + 1;
 }
 
+namespace {
+int g_tile_n = 64;  // output positions per block tile
+}  // namespace
+
+void set_conv_tile_n(int n) {
+  if (n != 64 && n != 128) fail("conv2d (cuda): tile width " + std::to_string(n) + " (64 or 128)");
+  g_tile_n = n;
+}
+
 size_t conv_workspace_bytes(const ConvShape& s) {
   const bool tap_major = s.kh == 3 && s.Ci % 32 == 0;
   return tap_major ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
@@ -32,6 +41,21 @@ __global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, i
   wp[co * per_co + int64_t(tap) * Ci + ci] = w[i];
 }
 
+template <int NT, class Gather>
+void run_gemm_nt(const gemm::Bf16KContig& a, const Gather& b, const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace gemm;
+  auto kernel = split_gemm_kernel<Bf16KContig, Gather, NT>;
+  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
+  if (!attr) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)),
+               "conv2d: shared memory limit");
+    attr = true;
+  }
+  const unsigned grid = unsigned((e.M + BM - 1) / BM) * unsigned((e.N + NT * 32 - 1) / (NT * 32));
+  kernel<<<grid, THREADS, kSmemBytes, stream>>>(a, b, e);
+  check_launch("conv2d (split_gemm_kernel)");
+}
+
 template <class Gather>
 void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias, const float* residual, float* y,
               int Co, cudaStream_t stream) {
@@ -39,16 +63,8 @@ void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias
   const int K = b.K, N = b.rows;
   Bf16KContig a{w, Co, K, (K % 8 == 0) && (reinterpret_cast<uintptr_t>(w) % 16 == 0)};
   Epilogue e{y, N, 1.f, bias, residual, Co, N};
-  auto kernel = split_gemm_kernel<Bf16KContig, Gather>;
-  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
-  if (!attr) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)),
-               "conv2d: shared memory limit");
-    attr = true;
-  }
-  dim3 grid((Co + BM - 1) / BM, (N + BN - 1) / BN);
-  kernel<<<grid, THREADS, kSmemBytes, stream>>>(a, b, e);
-  check_launch("conv2d (split_gemm_kernel)");
+  if (g_tile_n == 64) return run_gemm_nt<2>(a, b, e, stream);
+  run_gemm_nt<4>(a, b, e, stream);
 }
 
 template <int STRIDE, bool UP>

@@ -54,17 +54,23 @@ struct ConvGatherTapMajor {
   int rows, K;
 };
 
-// Per-thread registers for one operand tile: 16 values of one row (KContig: row t/2, depth
-// (t%2)*16..+15; RContig/gather: row t%128, depth (t/128)*16..+15). Either way the thread then
-// writes 16 consecutive depths of one smem row.
-struct Stage16 {
-  float v[16];
+// Per-thread registers for one operand tile of ROWS rows x BK depths: V = ROWS * BK / THREADS
+// values of one row (KContig, ROWS = 128 only: row t/2, depth (t%2)*16..+15; RContig/gather: row
+// t % ROWS, depth (t / ROWS) * V..+V-1). Either way the thread then writes V consecutive depths of
+// one smem row.
+template <int ROWS>
+constexpr int kStageValues = ROWS * BK / THREADS;
+template <int V>
+struct StageF {
+  float v[V];
 };
 struct StageBf16 {
   uint4 v[2];
 };
 
-__device__ __forceinline__ void load_tile(const F32KContig& s, int r0, int k0, Stage16& st) {
+template <int ROWS>
+__device__ __forceinline__ void load_tile(const F32KContig& s, int r0, int k0, StageF<16>& st) {
+  static_assert(ROWS == 128, "k-contiguous F32 tiles are 128 rows");
   const int r = r0 + threadIdx.x / 2, kb = k0 + (threadIdx.x % 2) * 16;
   const bool vec = (s.ld % 4 == 0) && ((reinterpret_cast<uintptr_t>(s.p) & 15) == 0);
   if (r < s.rows && vec && kb + 16 <= s.K) {
@@ -81,23 +87,27 @@ __device__ __forceinline__ void load_tile(const F32KContig& s, int r0, int k0, S
   }
 }
 
-__device__ __forceinline__ void load_tile(const F32RContig& s, int r0, int k0, Stage16& st) {
-  const int r = r0 + threadIdx.x % 128, kb = k0 + (threadIdx.x / 128) * 16;
+template <int ROWS>
+__device__ __forceinline__ void load_tile(const F32RContig& s, int r0, int k0, StageF<kStageValues<ROWS>>& st) {
+  constexpr int V = kStageValues<ROWS>;
+  const int r = r0 + threadIdx.x % ROWS, kb = k0 + (threadIdx.x / ROWS) * V;
 #pragma unroll
-  for (int i = 0; i < 16; ++i)
+  for (int i = 0; i < V; ++i)
     st.v[i] = (r < s.rows && kb + i < s.K) ? s.p[int64_t(kb + i) * s.ld + r] : 0.f;
 }
 
-template <int KS, int STRIDE, bool UPSAMPLE>
-__device__ __forceinline__ void load_tile(const ConvGather<KS, STRIDE, UPSAMPLE>& s, int r0, int k0, Stage16& st) {
-  const int r = r0 + threadIdx.x % 128, kb = k0 + (threadIdx.x / 128) * 16;
+template <int ROWS, int KS, int STRIDE, bool UPSAMPLE>
+__device__ __forceinline__ void load_tile(const ConvGather<KS, STRIDE, UPSAMPLE>& s, int r0, int k0,
+                                          StageF<kStageValues<ROWS>>& st) {
+  constexpr int V = kStageValues<ROWS>;
+  const int r = r0 + threadIdx.x % ROWS, kb = k0 + (threadIdx.x / ROWS) * V;
   const int oy = r / s.Wo, ox = r - oy * s.Wo;
   const int iy0 = oy * STRIDE - s.pad_top, ix0 = ox * STRIDE - s.pad_left;
   int ci = kb / (KS * KS);
   int rem = kb - ci * (KS * KS);
   int ky = rem / KS, kx = rem - ky * KS;
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < V; ++i) {
     const int iy = iy0 + ky, ix = ix0 + kx;
     float val = 0.f;
     if (r < s.rows && kb + i < s.K && iy >= 0 && iy < s.H && ix >= 0 && ix < s.W) {
@@ -112,9 +122,11 @@ __device__ __forceinline__ void load_tile(const ConvGather<KS, STRIDE, UPSAMPLE>
   }
 }
 
-template <int STRIDE, bool UPSAMPLE>
-__device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAMPLE>& s, int r0, int k0, Stage16& st) {
-  const int r = r0 + threadIdx.x % 128, kb = k0 + (threadIdx.x / 128) * 16;
+template <int ROWS, int STRIDE, bool UPSAMPLE>
+__device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAMPLE>& s, int r0, int k0,
+                                          StageF<kStageValues<ROWS>>& st) {
+  constexpr int V = kStageValues<ROWS>;
+  const int r = r0 + threadIdx.x % ROWS, kb = k0 + (threadIdx.x / ROWS) * V;
   const int oy = r / s.Wo, ox = r - oy * s.Wo;
   const int tap = kb / s.Ci, ci0 = kb - tap * s.Ci;
   const int ky = tap / s.KS, kx = tap - ky * s.KS;
@@ -123,14 +135,16 @@ __device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAM
     const int sy = UPSAMPLE ? (iy >> 1) : iy, sx = UPSAMPLE ? (ix >> 1) : ix;
     const float* p = s.x + int64_t(ci0) * s.HWs + int64_t(sy) * s.Ws + sx;
 #pragma unroll
-    for (int i = 0; i < 16; ++i) st.v[i] = p[int64_t(i) * s.HWs];
+    for (int i = 0; i < V; ++i) st.v[i] = p[int64_t(i) * s.HWs];
   } else {
 #pragma unroll
-    for (int i = 0; i < 16; ++i) st.v[i] = 0.f;
+    for (int i = 0; i < V; ++i) st.v[i] = 0.f;
   }
 }
 
+template <int ROWS>
 __device__ __forceinline__ void load_tile(const Bf16KContig& s, int r0, int k0, StageBf16& st) {
+  static_assert(ROWS == 128, "bf16 weight tiles are 128 rows");
   const int r = r0 + threadIdx.x / 2, kb = k0 + (threadIdx.x % 2) * 16;
   if (r < s.rows && s.vec16 && kb + 16 <= s.K) {
     const uint4* q = reinterpret_cast<const uint4*>(s.p + int64_t(r) * s.K + kb);
@@ -146,45 +160,47 @@ __device__ __forceinline__ void load_tile(const Bf16KContig& s, int r0, int k0, 
   }
 }
 
-template <class Src>
+template <int ROWS, class Src>
 __device__ __forceinline__ int stage_row(const Src&) {
-  return threadIdx.x % 128;
+  return threadIdx.x % ROWS;
 }
-template <class Src>
+template <int ROWS, class Src>
 __device__ __forceinline__ int stage_col(const Src&) {
-  return (threadIdx.x / 128) * 16;
+  return (threadIdx.x / ROWS) * kStageValues<ROWS>;
 }
-__device__ __forceinline__ int stage_row(const F32KContig&) { return threadIdx.x / 2; }
-__device__ __forceinline__ int stage_col(const F32KContig&) { return (threadIdx.x % 2) * 16; }
-__device__ __forceinline__ int stage_row(const Bf16KContig&) { return threadIdx.x / 2; }
-__device__ __forceinline__ int stage_col(const Bf16KContig&) { return (threadIdx.x % 2) * 16; }
+template <int ROWS> __device__ __forceinline__ int stage_row(const F32KContig&) { return threadIdx.x / 2; }
+template <int ROWS> __device__ __forceinline__ int stage_col(const F32KContig&) { return (threadIdx.x % 2) * 16; }
+template <int ROWS> __device__ __forceinline__ int stage_row(const Bf16KContig&) { return threadIdx.x / 2; }
+template <int ROWS> __device__ __forceinline__ int stage_col(const Bf16KContig&) { return (threadIdx.x % 2) * 16; }
 
-// Split 16 floats into bf16 hi and lo (lo = bf16(x - hi), both round-to-nearest-even).
-template <class Src>
-__device__ __forceinline__ void store_tile(const Src& s, const Stage16& st, __nv_bfloat16* hi, __nv_bfloat16* lo) {
-  __align__(16) __nv_bfloat16 h[16], l[16];
+// Split V floats into bf16 hi and lo (lo = bf16(x - hi), both round-to-nearest-even).
+template <int ROWS, class Src, int V>
+__device__ __forceinline__ void store_tile(const Src& s, const StageF<V>& st, __nv_bfloat16* hi, __nv_bfloat16* lo) {
+  __align__(16) __nv_bfloat16 h[V], l[V];
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
+  for (int i = 0; i < V; ++i) {
     h[i] = __float2bfloat16_rn(st.v[i]);
     l[i] = __float2bfloat16_rn(__fsub_rn(st.v[i], __bfloat162float(h[i])));
   }
-  const int off = stage_row(s) * LDS + stage_col(s);
+  const int off = stage_row<ROWS>(s) * LDS + stage_col<ROWS>(s);
   uint4* dh = reinterpret_cast<uint4*>(hi + off);
   uint4* dl = reinterpret_cast<uint4*>(lo + off);
-  dh[0] = *reinterpret_cast<uint4*>(&h[0]);
-  dh[1] = *reinterpret_cast<uint4*>(&h[8]);
-  dl[0] = *reinterpret_cast<uint4*>(&l[0]);
-  dl[1] = *reinterpret_cast<uint4*>(&l[8]);
+#pragma unroll
+  for (int q = 0; q < V / 8; ++q) {
+    dh[q] = *reinterpret_cast<uint4*>(&h[8 * q]);
+    dl[q] = *reinterpret_cast<uint4*>(&l[8 * q]);
+  }
 }
 
+template <int ROWS>
 __device__ __forceinline__ void store_tile(const Bf16KContig& s, const StageBf16& st, __nv_bfloat16* hi, __nv_bfloat16*) {
-  uint4* d = reinterpret_cast<uint4*>(hi + stage_row(s) * LDS + stage_col(s));
+  uint4* d = reinterpret_cast<uint4*>(hi + stage_row<ROWS>(s) * LDS + stage_col<ROWS>(s));
   d[0] = st.v[0];
   d[1] = st.v[1];
 }
 
-template <class Src> struct StageOf { using type = Stage16; };
-template <> struct StageOf<Bf16KContig> { using type = StageBf16; };
+template <class Src, int ROWS> struct StageOf { using type = StageF<kStageValues<ROWS>>; };
+template <int ROWS> struct StageOf<Bf16KContig, ROWS> { using type = StageBf16; };
 template <class Src> constexpr bool kSplit = true;
 template <> constexpr bool kSplit<Bf16KContig> = false;
 
@@ -215,38 +231,43 @@ struct Epilogue {
 // Shared memory: 2 stages x (A hi, A lo, B hi, B lo) tiles.
 constexpr size_t kSmemBytes = size_t(2) * 4 * TILE_ELEMS * sizeof(__nv_bfloat16);
 
-template <class ASrc, class BSrc>
-__global__ void __launch_bounds__(THREADS, 1) split_gemm_kernel(ASrc a, BSrc b, Epilogue e) {
+// NT: 8-wide n tiles per warp (4: 128-wide block tile, one block per SM; 2: 64-wide, two blocks).
+template <class ASrc, class BSrc, int NT = 4>
+__global__ void __launch_bounds__(THREADS, NT == 2 ? 2 : 1) split_gemm_kernel(ASrc a, BSrc b, Epilogue e) {
+  constexpr int BNT = NT * 32;
   extern __shared__ __align__(16) __nv_bfloat16 smem[];
   constexpr bool a_split = kSplit<ASrc>;
   auto tile = [&](int stage, int which) { return smem + (stage * 4 + which) * TILE_ELEMS; };
-  const int m0 = blockIdx.x * BM, n0 = blockIdx.y * BN;  // M tiles fastest: they share one B tile in L2
+  // one-dimensional grid (N tiles can exceed gridDim.y's 65535), M tiles fastest: they share one B
+  // tile in L2
+  const int m_tiles = (e.M + BM - 1) / BM;
+  const int m0 = int(blockIdx.x % m_tiles) * BM, n0 = int(blockIdx.x / m_tiles) * BNT;
   const int K = b.K;
   const int KT = (K + BK - 1) / BK;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int wm = (warp / 4) * 64, wn = (warp % 4) * 32;
+  const int wm = (warp / 4) * 64, wn = (warp % 4) * (NT * 8);
 
-  float acc[4][4][4];
+  float acc[4][NT][4];
 #pragma unroll
   for (int i = 0; i < 4; ++i)
 #pragma unroll
-    for (int j = 0; j < 4; ++j)
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
       for (int q = 0; q < 4; ++q) acc[i][j][q] = 0.f;
 
-  typename StageOf<ASrc>::type sa;
-  typename StageOf<BSrc>::type sb;
-  load_tile(a, m0, 0, sa);
-  load_tile(b, n0, 0, sb);
-  store_tile(a, sa, tile(0, 0), tile(0, 1));
-  store_tile(b, sb, tile(0, 2), tile(0, 3));
+  typename StageOf<ASrc, BM>::type sa;
+  typename StageOf<BSrc, BNT>::type sb;
+  load_tile<BM>(a, m0, 0, sa);
+  load_tile<BNT>(b, n0, 0, sb);
+  store_tile<BM>(a, sa, tile(0, 0), tile(0, 1));
+  store_tile<BNT>(b, sb, tile(0, 2), tile(0, 3));
   __syncthreads();
 
   for (int kt = 0; kt < KT; ++kt) {
     const int s = kt & 1;
     if (kt + 1 < KT) {
-      load_tile(a, m0, (kt + 1) * BK, sa);
-      load_tile(b, n0, (kt + 1) * BK, sb);
+      load_tile<BM>(a, m0, (kt + 1) * BK, sa);
+      load_tile<BNT>(b, n0, (kt + 1) * BK, sb);
     }
     const __nv_bfloat16* Ah = tile(s, 0);
     const __nv_bfloat16* Al = tile(s, 1);
@@ -254,18 +275,18 @@ __global__ void __launch_bounds__(THREADS, 1) split_gemm_kernel(ASrc a, BSrc b, 
     const __nv_bfloat16* Bl = tile(s, 3);
     // each K tile sums into a fresh accumulator, added to the running one with one fp32 rounding:
     // the tensor cores' accumulation loses low bits when the running sum dwarfs the addends
-    float part[4][4][4];
+    float part[4][NT][4];
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < NT; ++j)
 #pragma unroll
         for (int q = 0; q < 4; ++q) part[i][j][q] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < BK; kk += 16) {
-      uint32_t bh[4][2], bl[4][2];
+      uint32_t bh[NT][2], bl[NT][2];
 #pragma unroll
-      for (int j = 0; j < 4; j += 2) {
+      for (int j = 0; j < NT; j += 2) {
         const int row = wn + j * 8 + (lane % 8) + (lane / 16) * 8;
         const int col = kk + ((lane / 8) % 2) * 8;
         uint32_t r[4];
@@ -281,7 +302,7 @@ __global__ void __launch_bounds__(THREADS, 1) split_gemm_kernel(ASrc a, BSrc b, 
         uint32_t ah[4];
         ldmatrix_x4(ah, Ah + row * LDS + col);
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
+        for (int j = 0; j < NT; ++j) {
           mma_bf16(part[i][j], ah, bl[j][0], bl[j][1]);
           mma_bf16(part[i][j], ah, bh[j][0], bh[j][1]);
         }
@@ -289,19 +310,19 @@ __global__ void __launch_bounds__(THREADS, 1) split_gemm_kernel(ASrc a, BSrc b, 
           uint32_t al[4];
           ldmatrix_x4(al, Al + row * LDS + col);
 #pragma unroll
-          for (int j = 0; j < 4; ++j) mma_bf16(part[i][j], al, bh[j][0], bh[j][1]);
+          for (int j = 0; j < NT; ++j) mma_bf16(part[i][j], al, bh[j][0], bh[j][1]);
         }
       }
     }
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-      for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < NT; ++j)
 #pragma unroll
         for (int q = 0; q < 4; ++q) acc[i][j][q] = __fadd_rn(acc[i][j][q], part[i][j][q]);
     if (kt + 1 < KT) {
-      store_tile(a, sa, tile(s ^ 1, 0), tile(s ^ 1, 1));
-      store_tile(b, sb, tile(s ^ 1, 2), tile(s ^ 1, 3));
+      store_tile<BM>(a, sa, tile(s ^ 1, 0), tile(s ^ 1, 1));
+      store_tile<BNT>(b, sb, tile(s ^ 1, 2), tile(s ^ 1, 3));
     }
     __syncthreads();
   }
@@ -316,7 +337,7 @@ __global__ void __launch_bounds__(THREADS, 1) split_gemm_kernel(ASrc a, BSrc b, 
       if (m >= e.M) continue;
       const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
+      for (int j = 0; j < NT; ++j) {
         const int n = n0 + wn + j * 8 + (lane % 4) * 2;
         float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[i][j][2 * h]), bias);
         float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[i][j][2 * h + 1]), bias);
