@@ -14,13 +14,24 @@ namespace tf::cuda {
 
 namespace {
 
-struct Plan {
-  cublasLtMatmulDesc_t op = nullptr;
-  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
-  cublasLtMatmulAlgo_t algo{};
+// A row's sum order must not depend on how many rows share the product (a prompt packed with its
+// negative gives the prompt's own bytes), so the algorithm is chosen once per weight shape, at a
+// reference row count, and reused for every row count it supports.
+constexpr int64_t kReferenceRows = 128;
+
+struct RowLayouts {
+  cublasLtMatrixLayout_t b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};  // the weight shape's algorithm, or this row count's own where it can't run
 };
 
-using Key = std::tuple<int64_t, int64_t, int64_t, uint32_t, uint32_t, uint32_t>;
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::map<int64_t, RowLayouts> rows;
+};
+
+using Key = std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t>;  // n, k, alignments
 
 std::mutex g_mu;
 std::map<Key, Plan> g_plans;
@@ -33,17 +44,15 @@ uint32_t alignment_of(const void* p) {
 }
 
 // Column-major view: y^T [n, m] = (w [n, k] as col-major k x n)^T . (x [m, k] as col-major k x m).
-Plan make_plan(const Key& key) {
-  auto [m, n, k, align_x, align_w, align_y] = key;
-  Plan p;
-  TF_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
-  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.b, CUDA_R_16BF, k, m, k));
-  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.c, CUDA_R_16BF, n, m, n));
+RowLayouts make_row_layouts(int64_t m, int64_t n, int64_t k) {
+  RowLayouts r;
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&r.b, CUDA_R_16BF, k, m, k));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&r.c, CUDA_R_16BF, n, m, n));
+  return r;
+}
 
+cublasLtMatmulAlgo_t heuristic_algo(const Plan& p, const RowLayouts& r, int64_t m, int64_t n, int64_t k,
+                                    uint32_t align_x, uint32_t align_w, uint32_t align_y) {
   cublasLtMatmulPreference_t pref = nullptr;
   TF_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
   size_t ws = lt_workspace_bytes();
@@ -62,13 +71,40 @@ Plan make_plan(const Key& key) {
                                                  sizeof align_y));
   cublasLtMatmulHeuristicResult_t res{};
   int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), p.op, p.a, p.b, p.c, p.c, pref, 1, &res, &found);
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), p.op, p.a, r.b, r.c, r.c, pref, 1, &res, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st != CUBLAS_STATUS_SUCCESS || found == 0)
     fail("cuBLASLt has no bf16 algorithm for a [" + std::to_string(m) + ", " + std::to_string(k) + "] x [" +
          std::to_string(n) + ", " + std::to_string(k) + "]^T product (status " + std::to_string(int(st)) + ")");
-  p.algo = res.algo;
+  return res.algo;
+}
+
+Plan make_plan(const Key& key) {
+  auto [n, k, align_x, align_w, align_y] = key;
+  Plan p;
+  TF_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
+  RowLayouts ref = make_row_layouts(kReferenceRows, n, k);
+  p.algo = heuristic_algo(p, ref, kReferenceRows, n, k, align_x, align_w, align_y);
+  cublasLtMatrixLayoutDestroy(ref.b);
+  cublasLtMatrixLayoutDestroy(ref.c);
   return p;
+}
+
+const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
+  auto it = p.rows.find(m);
+  if (it != p.rows.end()) return it->second;
+  auto [n, k, align_x, align_w, align_y] = key;
+  RowLayouts r = make_row_layouts(m, n, k);
+  cublasLtMatmulHeuristicResult_t check{};
+  r.algo = p.algo;
+  if (cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
+      check.workspaceSize > lt_workspace_bytes())
+    r.algo = heuristic_algo(p, r, m, n, k, align_x, align_w, align_y);
+  return p.rows.emplace(m, r).first->second;
 }
 
 }  // namespace
@@ -80,17 +116,19 @@ void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, 
     if (gemm_small_n_fits(m, n, k)) return gemm_small_n(x, w, y, m, n, k);
     if (gemm_skinny_fits(m, n, k, x, w, y)) return gemm_skinny(x, w, y, m, n, k);
   }
-  Key key{m, n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
+  Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
   const Plan* plan;
+  const RowLayouts* r;
   {
     std::lock_guard<std::mutex> l(g_mu);
     auto it = g_plans.find(key);
     if (it == g_plans.end()) it = g_plans.emplace(key, make_plan(key)).first;
     plan = &it->second;
+    r = &row_layouts(it->second, key, m);
   }
   const float one = 1.0f, zero = 0.0f;
-  TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, plan->b, &zero, y, plan->c, y, plan->c,
-                           &plan->algo, lt_workspace(), lt_workspace_bytes(), stream()));
+  TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, r->b, &zero, y, r->c, y, r->c,
+                           &r->algo, lt_workspace(), lt_workspace_bytes(), stream()));
 }
 
 bool gemm_own_kernels_enabled() {

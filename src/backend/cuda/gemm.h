@@ -1,8 +1,8 @@
 #pragma once
 // bf16 matrix products on cuBLASLt: bf16 operands, fp32 accumulation, one rounding to bf16 at the
-// end. The algorithm is chosen once per (shape, alignment) by cuBLASLt's heuristic, restricted to
-// kernels without split-K reductions in the output type, and cached, so a shape always runs the
-// same kernel and repeats are byte-identical.
+// end. The algorithm is chosen once per (weight shape, alignment) by cuBLASLt's heuristic at a
+// reference row count, restricted to kernels without split-K reductions in the output type, and
+// reused for every row count, so repeats and packed prompts are byte-identical to single runs.
 #include <cstdint>
 
 namespace tf::cuda {
