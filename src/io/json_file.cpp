@@ -1,15 +1,48 @@
 #include "io/json_file.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/mapped_file.h"
 
 namespace tf {
 
+namespace {
+// The deepest nesting of arrays and objects in `text`, outside strings; stops past `limit`.
+int nesting_depth(const std::string& text, int limit) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+      if (deepest > limit) break;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+}  // namespace
+
+std::string json_brief(const Json& v) {
+  std::string s = v.dump(-1, ' ', false, Json::error_handler_t::replace);
+  return s.size() > 80 ? s.substr(0, 77) + "..." : s;
+}
+
 Json parse_json(const std::string& text, const std::string& what) {
+  if (nesting_depth(text, kMaxJsonDepth) > kMaxJsonDepth)
+    fail(what + ": JSON nested more than " + std::to_string(kMaxJsonDepth) + " levels deep");
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {
-    fail(what + ": not valid JSON: " + e.what());
+    std::string why = e.what();  // may quote a whole long token: keep the line short
+    fail(what + ": not valid JSON: " + (why.size() > 200 ? why.substr(0, 197) + "..." : why));
   }
 }
 
@@ -26,7 +59,7 @@ const Json& field(const Json& j, const std::string& key, const std::string& wher
 
 int64_t json_int(const Json& j, const std::string& key, const std::string& where) {
   const Json& v = field(j, key, where);
-  if (!v.is_number_integer()) fail(where + ": \"" + key + "\" must be an integer, found " + v.dump());
+  if (!v.is_number_integer()) fail(where + ": \"" + key + "\" must be an integer, found " + json_brief(v));
   return v.get<int64_t>();
 }
 
@@ -37,7 +70,7 @@ int64_t json_int_or(const Json& j, const std::string& key, int64_t fallback, con
 
 double json_number(const Json& j, const std::string& key, const std::string& where) {
   const Json& v = field(j, key, where);
-  if (!v.is_number()) fail(where + ": \"" + key + "\" must be a number, found " + v.dump());
+  if (!v.is_number()) fail(where + ": \"" + key + "\" must be a number, found " + json_brief(v));
   return v.get<double>();
 }
 
@@ -49,7 +82,7 @@ double json_number_or(const Json& j, const std::string& key, double fallback, co
 bool json_bool_or(const Json& j, const std::string& key, bool fallback, const std::string& where) {
   if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
   const Json& v = j.at(key);
-  if (!v.is_boolean()) fail(where + ": \"" + key + "\" must be true or false, found " + v.dump());
+  if (!v.is_boolean()) fail(where + ": \"" + key + "\" must be true or false, found " + json_brief(v));
   return v.get<bool>();
 }
 
@@ -57,7 +90,7 @@ std::string json_string_or(const Json& j, const std::string& key, const std::str
                            const std::string& where) {
   if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
   const Json& v = j.at(key);
-  if (!v.is_string()) fail(where + ": \"" + key + "\" must be a string, found " + v.dump());
+  if (!v.is_string()) fail(where + ": \"" + key + "\" must be a string, found " + json_brief(v));
   return v.get<std::string>();
 }
 
@@ -66,7 +99,7 @@ std::vector<int64_t> json_int_list(const Json& j, const std::string& key, const 
   if (!v.is_array()) fail(where + ": \"" + key + "\" must be a list of integers");
   std::vector<int64_t> out;
   for (const Json& e : v) {
-    if (!e.is_number_integer()) fail(where + ": \"" + key + "\" must be a list of integers, found " + e.dump());
+    if (!e.is_number_integer()) fail(where + ": \"" + key + "\" must be a list of integers, found " + json_brief(e));
     out.push_back(e.get<int64_t>());
   }
   return out;

@@ -7,8 +7,14 @@ namespace tf {
 
 using Json = nlohmann::json;
 
+// Parses JSON nested at most kMaxJsonDepth deep (deeper nesting would overflow the stack of the
+// library's recursive copy and dump); errors name `what`.
+constexpr int kMaxJsonDepth = 128;
 Json load_json_file(const std::string& path);
 Json parse_json(const std::string& text, const std::string& what);
+
+// A value as short text for error messages (long values cut with "...").
+std::string json_brief(const Json& v);
 
 // Typed reads of a key; errors name the file (`where`) and the key.
 int64_t json_int(const Json& j, const std::string& key, const std::string& where);

@@ -38,10 +38,10 @@ TensorEntry parse_entry(const std::string& path, const std::string& name, const 
   if (sh == e.end() || !sh->is_array()) fail(where + ": missing \"shape\" list");
   uint64_t numel = 1;
   for (const Json& v : *sh) {
-    if (!v.is_number_unsigned()) fail(where + ": shape entries must be non-negative integers, found " + v.dump());
+    if (!v.is_number_unsigned()) fail(where + ": shape entries must be non-negative integers, found " + json_brief(v));
     uint64_t dim = v.get<uint64_t>();
     if (dim > (uint64_t(1) << 48) || (dim && numel > std::numeric_limits<uint64_t>::max() / dim / 8))
-      fail(where + ": shape " + sh->dump() + " is absurdly large");
+      fail(where + ": shape " + json_brief(*sh) + " is absurdly large");
     numel *= dim;
     t.shape.push_back(static_cast<int64_t>(dim));
   }
@@ -66,37 +66,53 @@ TensorEntry parse_entry(const std::string& path, const std::string& name, const 
 
 std::shared_ptr<SafetensorsFile> SafetensorsFile::open(const std::string& path) {
   auto f = std::shared_ptr<SafetensorsFile>(new SafetensorsFile());
-  f->file_ = MappedFile::open(path);
-  size_t size = f->file_->size();
+  auto file = MappedFile::open(path);
+  f->path_ = path;
+  f->keep_ = file;
+  f->validate(file->data(), file->size());
+  return f;
+}
+
+std::shared_ptr<SafetensorsFile> SafetensorsFile::parse(std::string bytes, const std::string& name) {
+  auto f = std::shared_ptr<SafetensorsFile>(new SafetensorsFile());
+  auto owned = std::make_shared<std::string>(std::move(bytes));
+  f->path_ = name;
+  f->keep_ = owned;
+  f->validate(reinterpret_cast<const uint8_t*>(owned->data()), owned->size());
+  return f;
+}
+
+void SafetensorsFile::validate(const uint8_t* base, size_t size) {
+  const std::string& path = path_;
+  base_ = base;
   if (size < 8) fail(path + ": " + std::to_string(size) + " bytes, too short for a safetensors header (truncated?)");
-  uint64_t n = read_u64_le(f->file_->data());
+  uint64_t n = read_u64_le(base);
   if (n > kMaxHeader) fail(path + ": header length " + std::to_string(n) + " exceeds the 100 MiB limit");
   if (n > size - 8) fail(path + ": header length " + std::to_string(n) + " runs past the end of the " + std::to_string(size) + "-byte file (truncated?)");
-  std::string text(reinterpret_cast<const char*>(f->file_->data() + 8), n);
+  std::string text(reinterpret_cast<const char*>(base + 8), n);
   Json h = parse_json(text, path + ": header");
   if (!h.is_object()) fail(path + ": header must be a JSON object");
   uint64_t data_size = size - 8 - n;
-  f->data_area_ = f->file_->data() + 8 + n;
+  data_area_ = base + 8 + n;
   std::vector<const TensorEntry*> order;
   for (auto it = h.begin(); it != h.end(); ++it) {
     if (it.key() == "__metadata__") {
       if (!it->is_object()) fail(path + ": __metadata__ must be an object of strings");
       for (auto m = it->begin(); m != it->end(); ++m) {
         if (!m->is_string()) fail(path + ": __metadata__ \"" + m.key() + "\" must be a string");
-        f->metadata_[m.key()] = m->get<std::string>();
+        metadata_[m.key()] = m->get<std::string>();
       }
       continue;
     }
-    auto [pos, fresh] = f->entries_.emplace(it.key(), parse_entry(path, it.key(), *it, data_size));
+    auto [pos, fresh] = entries_.emplace(it.key(), parse_entry(path, it.key(), *it, data_size));
     if (!fresh) fail(path + ": tensor \"" + it.key() + "\" appears twice");
   }
-  for (auto& [k, v] : f->entries_) order.push_back(&v);
+  for (auto& [k, v] : entries_) order.push_back(&v);
   std::sort(order.begin(), order.end(), [](auto* a, auto* b) { return a->begin < b->begin || (a->begin == b->begin && a->end < b->end); });
   for (size_t i = 1; i < order.size(); ++i) {
     if (order[i]->begin < order[i - 1]->end)
       fail(path + ": tensors \"" + order[i - 1]->name + "\" and \"" + order[i]->name + "\" overlap in the data area");
   }
-  return f;
 }
 
 Tensor SafetensorsFile::get(const std::string& name) const {
@@ -107,7 +123,7 @@ Tensor SafetensorsFile::get(const std::string& name) const {
   t.shape = it->second.shape;
   t.device = Device::CPU;
   t.data = const_cast<uint8_t*>(data_area_ + it->second.begin);
-  t.storage = std::shared_ptr<void>(file_, const_cast<uint8_t*>(file_->data()));
+  t.storage = std::shared_ptr<void>(std::const_pointer_cast<void>(keep_), const_cast<uint8_t*>(base_));
   return t;
 }
 

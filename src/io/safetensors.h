@@ -23,8 +23,10 @@ class SafetensorsFile {
  public:
   // Maps the file and validates the whole header before anything is used.
   static std::shared_ptr<SafetensorsFile> open(const std::string& path);
+  // The same validation over bytes already in memory (`name` stands for the file in errors).
+  static std::shared_ptr<SafetensorsFile> parse(std::string bytes, const std::string& name);
 
-  const std::string& path() const { return file_->path(); }
+  const std::string& path() const { return path_; }
   const std::map<std::string, TensorEntry>& entries() const { return entries_; }
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   bool has(const std::string& name) const { return entries_.count(name) > 0; }
@@ -33,7 +35,12 @@ class SafetensorsFile {
   Tensor get(const std::string& name) const;
 
  private:
-  std::shared_ptr<MappedFile> file_;
+  // Checks the header of the `size` bytes at `base` and fills the entries.
+  void validate(const uint8_t* base, size_t size);
+
+  std::string path_;
+  std::shared_ptr<const void> keep_;  // the mapping or the owned bytes behind every view
+  const uint8_t* base_ = nullptr;
   const uint8_t* data_area_ = nullptr;
   std::map<std::string, TensorEntry> entries_;
   std::map<std::string, std::string> metadata_;

@@ -67,4 +67,26 @@ int run_tool(int argc, char** argv, const char* program, const char* description
   }
 }
 
+int parse_tool_flags(int argc, const char* const* argv, const char* program) {
+  CLI::App app("", program);
+  bool has_main = false, has_sub = false;
+  std::vector<std::function<int()>> unused;
+  for (auto& e : registry()) {
+    if (e.name.empty()) {
+      has_main = true;
+      unused.push_back(e.setup(app));
+    } else {
+      has_sub = true;
+      unused.push_back(e.setup(*app.add_subcommand(e.name, e.help)));
+    }
+  }
+  if (has_sub && !has_main) app.require_subcommand(1);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return e.get_exit_code();
+  }
+  return 0;
+}
+
 }  // namespace tf::tools

@@ -17,6 +17,10 @@ struct RegisterCommand {
 
 int run_tool(int argc, char** argv, const char* program, const char* description);
 
+// Builds the program's flags and parses argv without running any command or printing: 0 when
+// the flags parse, CLI11's exit code otherwise (for the flag fuzzers).
+int parse_tool_flags(int argc, const char* const* argv, const char* program);
+
 // True when stderr is a terminal: long work shows progress there, never in logs.
 bool progress_visible();
 
