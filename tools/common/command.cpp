@@ -43,8 +43,12 @@ int run_tool(int argc, char** argv, const char* program, const char* description
   if (!runs.empty() && !main_run) app.require_subcommand(1);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // one line naming the flag, like every other error
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", program, e.what(), program);
+    return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
   }
   try {
     for (auto& [sub, run] : runs)
