@@ -47,7 +47,10 @@ int run_tool(int argc, char** argv, const char* program, const char* description
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
     // one line naming the flag, like every other error
-    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", program, e.what(), program);
+    std::string why = e.what();
+    for (char& ch : why)
+      if (ch == '\n' || ch == '\r') ch = ' ';
+    std::fprintf(stderr, "%s: error: %s (see %s --help)\n", program, why.c_str(), program);
     return e.get_exit_code() != 0 ? e.get_exit_code() : 2;
   }
   try {
