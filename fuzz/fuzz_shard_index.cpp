@@ -1,6 +1,5 @@
 // model.safetensors.index.json: the input is the index of a folder that holds two small shards.
 #include <filesystem>
-#include <fstream>
 
 #include "fuzz_target.h"
 #include "io/checkpoint.h"
@@ -24,10 +23,7 @@ std::string folder() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string dir = folder();
-  {
-    std::ofstream f(dir + "/model.safetensors.index.json", std::ios::binary | std::ios::trunc);
-    f.write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  }
+  tf::fuzz::write_file(dir + "/model.safetensors.index.json", data, size);
   try {
     tf::Checkpoint c = tf::Checkpoint::open_folder(dir);
     for (const std::string& name : c.names()) {

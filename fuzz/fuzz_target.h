@@ -24,4 +24,11 @@ inline uint8_t touch(const void* p, size_t n) {
 // A private temporary folder for targets that must go through files; made once per process.
 std::string scratch_dir();
 
+// Writes bytes to a file (replacing it).
+void write_file(const std::string& path, const uint8_t* data, size_t size);
+
+// scratch_dir()/<component>: links to the embedded tiny pipeline's files of that component
+// (weights, index), without its config.json, which the target writes.
+std::string component_with_tiny_weights(const std::string& component);
+
 }  // namespace tf::fuzz

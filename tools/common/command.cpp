@@ -48,6 +48,13 @@ int run_tool(int argc, char** argv, const char* program, const char* description
   } catch (const CLI::ParseError& e) {
     // one line naming the flag, like every other error
     std::string why = e.what();
+    bool known = false;
+    for (auto& r : runs) known = known || (argc > 1 && r.first->check_name(argv[1]));
+    if (!runs.empty() && !main_run && argc > 1 && argv[1][0] != '-' && !known) {
+      why = std::string("unknown command \"") + argv[1] + "\" (expected";
+      for (size_t i = 0; i < runs.size(); ++i) why += (i ? ", " : " ") + runs[i].first->get_name();
+      why += ")";
+    }
     for (char& ch : why)
       if (ch == '\n' || ch == '\r') ch = ' ';
     std::fprintf(stderr, "%s: error: %s (see %s --help)\n", program, why.c_str(), program);

@@ -1,0 +1,327 @@
+// tf-idol-vae encode/decode on a damaged copy of the embedded tiny pipeline: every failure is one
+// clear line naming the file, tensor or flag, a non-zero exit and no output left behind.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/tensor.h"
+#include "io/png.h"
+#include "io/safetensors.h"
+#include "tool_runner.h"
+
+using namespace tf::hostile;
+using Json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kProgram = "tf-idol-vae";
+
+struct VaeCase {
+  Scratch s;
+  fs::path model, vae_dir, weights, image, noise, out;
+
+  explicit VaeCase(const std::string& name) : s(name) {
+    model = copy_tiny_pipeline(s / "pipeline");
+    vae_dir = model / "vae";
+    weights = vae_dir / "diffusion_pytorch_model.safetensors";
+    image = s / "in.png";
+    noise = s / "noise.safetensors";
+    out = s / "out.safetensors";
+    write_picture(image, 32, 32);
+    write_noise(noise, {32, 4, 4});
+  }
+  static void write_picture(const fs::path& p, int64_t w, int64_t h) {
+    tf::RgbImage img;
+    img.width = w;
+    img.height = h;
+    img.rgb.resize(static_cast<size_t>(w * h * 3));
+    for (size_t i = 0; i < img.rgb.size(); ++i) img.rgb[i] = static_cast<uint8_t>(i * 7);
+    tf::write_png_rgb8(p.string(), img);
+  }
+  static void write_noise(const fs::path& p, const tf::Shape& shape, tf::DType dt = tf::DType::F32) {
+    tf::write_safetensors(p.string(), {{"noise", tf::zeros(dt, shape)}});
+  }
+  RunResult encode() const {
+    return run_program(kProgram, {"encode", "--model", model.string(), "--image", image.string(), "--noise",
+                                  noise.string(), "--out", out.string()});
+  }
+  void expect_encode_fails(const std::vector<std::string>& names) const {
+    expect_clean_failure(encode(), kProgram, names, {out});
+  }
+  // Edits the VAE weights' header.
+  void edit_header(const std::function<void(Json&)>& edit) const {
+    Json h = Json::parse(safetensors_header(weights));
+    edit(h);
+    rewrite_safetensors_header(weights, h.dump());
+  }
+  // A tensor of the weights with at least `min_bytes` bytes (sorted by offset) and its entry.
+  std::pair<std::string, Json> some_tensor(const Json& h, bool two_dims_non_square = false) const {
+    for (auto it = h.begin(); it != h.end(); ++it) {
+      if (it.key() == "__metadata__") continue;
+      const Json& s = (*it)["shape"];
+      if (two_dims_non_square && !(s.size() >= 2 && s[0] != s[1])) continue;
+      if ((*it)["data_offsets"][1].get<uint64_t>() > (*it)["data_offsets"][0].get<uint64_t>()) return {it.key(), *it};
+    }
+    ADD_FAILURE() << "no suitable tensor in " << weights;
+    return {};
+  }
+  void edit_config(const std::function<void(Json&)>& edit) const {
+    Json c = Json::parse(read_bytes(vae_dir / "config.json"));
+    edit(c);
+    write_bytes(vae_dir / "config.json", c.dump(2));
+  }
+};
+
+}  // namespace
+
+TEST(ToolIdolVae, IntactPipelineEncodes) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_ok");
+  RunResult r = c.encode();
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(c.out));
+}
+
+TEST(ToolIdolVae, MissingModelFolder) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_nofolder");
+  fs::remove_all(c.model);
+  c.expect_encode_fails({c.model.string()});
+}
+
+TEST(ToolIdolVae, MissingVaeSubfolder) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_nosub");
+  fs::remove_all(c.vae_dir);
+  c.expect_encode_fails({"vae"});
+}
+
+TEST(ToolIdolVae, TruncatedWeights) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_trunc");
+  std::string b = read_bytes(c.weights);
+  write_bytes(c.weights, b.substr(0, b.size() / 2));
+  c.expect_encode_fails({c.weights.filename().string(), "truncated"});
+  write_bytes(c.weights, b.substr(0, 5));
+  c.expect_encode_fails({c.weights.filename().string(), "too short"});
+}
+
+TEST(ToolIdolVae, HeaderLengthPastTheEndOr2To63) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_hlen");
+  std::string b = read_bytes(c.weights);
+  for (uint64_t n : {uint64_t(b.size()) + 1000, uint64_t(1) << 63}) {
+    std::string d = b;
+    for (int i = 0; i < 8; ++i) d[i] = static_cast<char>(n >> (8 * i));
+    write_bytes(c.weights, d);
+    c.expect_encode_fails({c.weights.filename().string(), "header length"});
+  }
+}
+
+TEST(ToolIdolVae, HeaderNotJson) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_notjson");
+  std::string b = read_bytes(c.weights);
+  for (size_t i = 8; i < 40; ++i) b[i] = '#';
+  write_bytes(c.weights, b);
+  c.expect_encode_fails({c.weights.filename().string(), "not valid JSON"});
+}
+
+TEST(ToolIdolVae, OffsetsReversedOverlappingOrPastTheEnd) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  {
+    VaeCase c("vae_reversed");
+    std::string name;
+    c.edit_header([&](Json& h) {
+      name = c.some_tensor(h).first;
+      Json& off = h[name]["data_offsets"];
+      off = Json::array({off[1], off[0]});
+    });
+    c.expect_encode_fails({c.weights.filename().string(), name, "reversed"});
+  }
+  {
+    VaeCase c("vae_overlap");
+    c.edit_header([&](Json& h) {
+      // a second name for the first tensor's bytes
+      auto [name, entry] = c.some_tensor(h);
+      h["zz.overlapping.copy"] = entry;
+    });
+    c.expect_encode_fails({c.weights.filename().string(), "overlap"});
+  }
+  {
+    VaeCase c("vae_pastend");
+    std::string name;
+    c.edit_header([&](Json& h) {
+      name = c.some_tensor(h).first;
+      uint64_t big = uint64_t(1) << 40;
+      Json& e = h[name];
+      uint64_t n = e["data_offsets"][1].get<uint64_t>() - e["data_offsets"][0].get<uint64_t>();
+      e["data_offsets"] = Json::array({big, big + n});
+    });
+    c.expect_encode_fails({c.weights.filename().string(), name, "past the data area"});
+  }
+}
+
+TEST(ToolIdolVae, ShapeDisagreesWithByteSize) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_shape_bytes");
+  std::string name;
+  c.edit_header([&](Json& h) {
+    name = c.some_tensor(h).first;
+    h[name]["shape"].push_back(3);
+  });
+  c.expect_encode_fails({c.weights.filename().string(), name, "bytes"});
+}
+
+TEST(ToolIdolVae, UnknownDtype) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_dtype");
+  std::string name;
+  c.edit_header([&](Json& h) {
+    name = c.some_tensor(h).first;
+    h[name]["dtype"] = "F8_E4M3";
+  });
+  c.expect_encode_fails({c.weights.filename().string(), name, "unknown dtype \"F8_E4M3\""});
+}
+
+TEST(ToolIdolVae, MissingTensor) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_missing");
+  c.edit_header([](Json& h) { h.erase("encoder.conv_in.weight"); });
+  c.expect_encode_fails({"encoder.conv_in.weight"});
+}
+
+TEST(ToolIdolVae, MisShapedTensor) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_misshaped");
+  // same bytes, axes swapped: the file is valid, the VAE must refuse the tensor by name
+  c.edit_header([](Json& h) {
+    Json& s = h["encoder.conv_in.weight"]["shape"];
+    std::swap(s[0], s[1]);
+  });
+  c.expect_encode_fails({"encoder.conv_in.weight", "expected"});
+}
+
+TEST(ToolIdolVae, InconsistentGeometry) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  {
+    VaeCase c("vae_groups");
+    c.edit_config([](Json& j) { j["norm_num_groups"] = 3; });
+    c.expect_encode_fails({"config.json", "norm_num_groups"});
+  }
+  {
+    VaeCase c("vae_widths");
+    c.edit_config([](Json& j) { j["block_out_channels"] = Json::array({8, 16, 16}); });
+    c.expect_encode_fails({"config.json"});
+  }
+  {
+    VaeCase c("vae_width_vs_weights");
+    c.edit_config([](Json& j) { j["block_out_channels"] = Json::array({8, 16, 16, 64}); });
+    c.expect_encode_fails({"expected"});
+  }
+  {
+    VaeCase c("vae_config_notjson");
+    write_bytes(c.vae_dir / "config.json", "{\"block_out_channels\": [8, 16,");
+    c.expect_encode_fails({"config.json", "not valid JSON"});
+  }
+}
+
+TEST(ToolIdolVae, CorruptOrTruncatedPicture) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_png");
+  std::string png = read_bytes(c.image);
+  write_bytes(c.image, png.substr(0, png.size() / 2));
+  c.expect_encode_fails({c.image.string()});
+  std::string bad = png;
+  for (size_t i = 40; i < bad.size() - 20; i += 3) bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+  write_bytes(c.image, bad);
+  c.expect_encode_fails({c.image.string()});
+  write_bytes(c.image, "not a picture at all");
+  c.expect_encode_fails({c.image.string(), "not a PNG"});
+  fs::remove(c.image);
+  c.expect_encode_fails({c.image.string()});
+}
+
+TEST(ToolIdolVae, SizeNotAMultipleOf16) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_size16");
+  VaeCase::write_picture(c.image, 24, 32);
+  c.expect_encode_fails({c.image.string(), "multiples of 16"});
+}
+
+TEST(ToolIdolVae, AbsurdPictureSize) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_absurd");
+  // a valid 100000x100000 IHDR (CRC included) and no pixels
+  const unsigned char png[] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R',
+                               0x00, 0x01, 0x86, 0xa0, 0x00, 0x01, 0x86, 0xa0, 8, 2, 0, 0, 0};
+  std::string b(reinterpret_cast<const char*>(png), sizeof png);
+  uint32_t crc = 0xffffffffu;  // CRC-32 of "IHDR" + data
+  for (size_t i = 12; i < b.size(); ++i) {
+    crc ^= static_cast<uint8_t>(b[i]);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  crc ^= 0xffffffffu;
+  for (int i = 3; i >= 0; --i) b.push_back(static_cast<char>(crc >> (8 * i)));
+  write_bytes(c.image, b);
+  c.expect_encode_fails({c.image.string(), "16384"});
+}
+
+TEST(ToolIdolVae, NoiseOfTheWrongShape) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_noise");
+  VaeCase::write_noise(c.noise, {32, 4, 8});
+  c.expect_encode_fails({c.noise.string(), "noise", "expected F32 [32, 4, 4]"});
+  VaeCase::write_noise(c.noise, {32, 4, 4}, tf::DType::BF16);
+  c.expect_encode_fails({c.noise.string(), "noise"});
+  tf::write_safetensors(c.noise.string(), {{"other", tf::zeros(tf::DType::F32, {32, 4, 4})}});
+  c.expect_encode_fails({c.noise.string(), "noise"});
+  fs::remove(c.noise);
+  c.expect_encode_fails({c.noise.string()});
+}
+
+TEST(ToolIdolVae, UnwritableOutput) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_unwritable");
+  fs::path out = c.s / "no-such-folder" / "out.safetensors";
+  RunResult r = run_program(kProgram, {"encode", "--model", c.model.string(), "--image", c.image.string(), "--noise",
+                                       c.noise.string(), "--out", out.string()});
+  expect_clean_failure(r, kProgram, {out.string()}, {out});
+  // a parent that is a file
+  write_bytes(c.s / "afile", "x");
+  out = c.s / "afile" / "out.safetensors";
+  r = run_program(kProgram, {"encode", "--model", c.model.string(), "--image", c.image.string(), "--noise",
+                             c.noise.string(), "--out", out.string()});
+  expect_clean_failure(r, kProgram, {out.string()}, {});
+}
+
+TEST(ToolIdolVae, DecodeBadLatentsAndUnwritablePicture) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_decode");
+  fs::path lat = c.s / "latents.safetensors", png = c.s / "out.png";
+  tf::write_safetensors(lat.string(), {{"latents", tf::zeros(tf::DType::F32, {16, 4, 4})}});
+  RunResult r = run_program(kProgram, {"decode", "--model", c.model.string(), "--latents", lat.string(), "--out", png.string()});
+  expect_clean_failure(r, kProgram, {lat.string(), "latents"}, {png});
+  tf::write_safetensors(lat.string(), {{"latents", tf::zeros(tf::DType::F32, {32, 4, 4})}});
+  fs::path bad_out = c.s / "no-such-folder" / "out.png";
+  r = run_program(kProgram, {"decode", "--model", c.model.string(), "--latents", lat.string(), "--out", bad_out.string()});
+  expect_clean_failure(r, kProgram, {bad_out.string()}, {bad_out});
+  r = run_program(kProgram, {"decode", "--model", c.model.string(), "--tokens", lat.string(), "--height", "20",
+                             "--width", "32", "--out", png.string()});
+  expect_clean_failure(r, kProgram, {"--height"}, {png});
+}
+
+TEST(ToolIdolVae, BadFlags) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_flags");
+  RunResult r = run_program(kProgram, {"encode", "--model", c.model.string(), "--out", c.out.string()});
+  expect_clean_failure(r, kProgram, {"--image"}, {c.out});
+  r = run_program(kProgram, {"encode", "--model", c.model.string(), "--image", c.image.string(), "--mean", "--noise",
+                             c.noise.string(), "--out", c.out.string()});
+  expect_clean_failure(r, kProgram, {"--mean"}, {c.out});
+  r = run_program(kProgram, {"encode", "--model", c.model.string(), "--image", c.image.string(), "--mean", "--out",
+                             c.out.string(), "--device", "tpu"});
+  expect_clean_failure(r, kProgram, {"tpu"}, {c.out});
+  r = run_program(kProgram, {"frobnicate"});
+  expect_clean_failure(r, kProgram, {"frobnicate"});
+}

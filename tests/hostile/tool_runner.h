@@ -1,0 +1,55 @@
+#pragma once
+// Runs the built programs on hostile inputs and checks how they fail: a non-zero exit (not a
+// signal), exactly one line on stderr saying "<program>: error: ..." that names what it must, and
+// no output file (nor a temporary one) left behind.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tf::hostile {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code = -1;  // 128 + signal when a signal ended it
+  std::string out, err;
+};
+
+// Path of the built program tf-NAME, or "" when it is not built.
+std::string program_path(const std::string& program);
+
+RunResult run_program(const std::string& program, const std::vector<std::string>& args);
+
+// A fresh folder for one test, removed by the caller's Scratch.
+struct Scratch {
+  fs::path dir;
+  explicit Scratch(const std::string& name);
+  ~Scratch();
+  fs::path operator/(const std::string& p) const { return dir / p; }
+};
+
+// Copies the embedded tiny pipeline (tests/data/tiny-pipeline) into `to`.
+fs::path copy_tiny_pipeline(const fs::path& to);
+
+// Expects a clean failure: see the file comment. `must_name`: substrings the one error line holds.
+// `outputs`: paths that must not exist afterwards (nor <path>.tmp.* beside them).
+void expect_clean_failure(const RunResult& r, const std::string& program, const std::vector<std::string>& must_name,
+                          const std::vector<fs::path>& outputs = {});
+
+// Reads and writes whole files.
+std::string read_bytes(const fs::path& p);
+void write_bytes(const fs::path& p, const std::string& bytes);
+
+// Safetensors surgery: the header as JSON, and the file rewritten with a new header and the same
+// data area.
+std::string safetensors_header(const fs::path& p);
+void rewrite_safetensors_header(const fs::path& p, const std::string& header);
+// The first *.safetensors file of a folder (sorted by name).
+fs::path first_safetensors(const fs::path& dir);
+
+}  // namespace tf::hostile
+
+#define TF_REQUIRE_PROGRAM(name)                                                              \
+  do {                                                                                        \
+    if (tf::hostile::program_path(name).empty()) GTEST_SKIP() << name << " is not built yet"; \
+  } while (0)
