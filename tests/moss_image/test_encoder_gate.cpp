@@ -77,6 +77,22 @@ TEST(EncoderGate, DifferentIdsFail) {
   EXPECT_FALSE(check::run_encoder_gate(enc.encoder(), o, out).ids_match);
 }
 
+TEST(PromptEncoder, PromptLongerThanTheModelsMaximumIsRefused) {
+  auto enc = moss_image::PromptEncoder::load(kData + "/tiny-pipeline", {Device::CPU, true});
+  std::string prompt;
+  for (int i = 0; i < 5000; ++i) prompt += " a";  // one token each: past max_position_embeddings 4096
+  try {
+    enc.encode({"fine", prompt});
+    FAIL() << "a prompt past max_position_embeddings was encoded";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("prompt 2 is"), std::string::npos) << m;
+    EXPECT_NE(m.find("max_position_embeddings 4096"), std::string::npos) << m;
+    EXPECT_NE(m.find("config.json"), std::string::npos) << m;
+  }
+  EXPECT_EQ(enc.encode({"fine"}).size(), 1u);
+}
+
 TEST(EncoderGate, CaseForAnotherModelIsRefused) {
   auto enc = moss_image::PromptEncoder::load(kData + "/moss-tiny-b", {Device::CPU, true});
   check::EncoderGateOptions o;

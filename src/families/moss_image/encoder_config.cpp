@@ -31,6 +31,7 @@ EncoderConfig released_encoder_config() {
   c.lin_value_dim = 128;
   c.conv_kernel = 4;
   c.rms_norm_eps = 1e-6;
+  c.max_positions = 262144;
   for (int64_t i = 0; i < c.layers; ++i) c.full_attention.push_back((i + 1) % 4 == 0);
   return c;
 }
@@ -103,6 +104,8 @@ EncoderConfig load_encoder_config(const std::string& path) {
   c.lin_value_dim = positive_or(*j, "linear_value_head_dim", 128, where);
   c.conv_kernel = positive_or(*j, "linear_conv_kernel_dim", 4, where);
   c.rms_norm_eps = json_number_or(*j, "rms_norm_eps", 1e-6, where);
+  c.max_positions = positive_or(*j, "max_position_embeddings", 262144, where);
+  c.source = path;
   if (!(c.rms_norm_eps >= 0)) fail(where + ": \"rms_norm_eps\" must be non-negative");
 
   std::string act = json_string_or(*j, "hidden_act", "silu", where);

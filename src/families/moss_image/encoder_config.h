@@ -16,6 +16,8 @@ struct EncoderConfig {
   // Gated DeltaNet.
   int64_t lin_key_heads = 0, lin_value_heads = 0, lin_key_dim = 0, lin_value_dim = 0, conv_kernel = 0;
   double rms_norm_eps = 1e-6;
+  int64_t max_positions = 0;  // max_position_embeddings: the longest prompt the model takes
+  std::string source;         // the config.json it came from, for errors
   std::vector<bool> full_attention;  // per layer: full attention, else Gated DeltaNet
 
   int64_t conv_channels() const { return 2 * lin_key_heads * lin_key_dim + lin_value_heads * lin_value_dim; }

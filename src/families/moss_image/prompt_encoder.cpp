@@ -24,6 +24,11 @@ std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>&
   for (const std::string& p : prompts) {
     EncodedPrompt e;
     e.ids = tokenize(p);
+    const EncoderConfig& cfg = encoder_.config();
+    if (static_cast<int64_t>(e.ids.size()) > cfg.max_positions)
+      fail("prompt " + std::to_string(out.size() + 1) + " is " + std::to_string(e.ids.size()) +
+           " tokens, more than the model's max_position_embeddings " + std::to_string(cfg.max_positions) + " (" +
+           cfg.source + ")");
     packed.insert(packed.end(), e.ids.begin(), e.ids.end());
     offsets.push_back(static_cast<int64_t>(packed.size()));
     out.push_back(std::move(e));
