@@ -56,16 +56,7 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
         tf::fail(*tokens + ": " + e.what());
       }
     }
-    const auto start = std::chrono::steady_clock::now();
-    size_t done = 0;
-    const size_t total = vae.decoder().size();
-    tf::flux2_vae::Progress progress;
-    if (tf::tools::progress_visible())
-      progress = [&](const std::string& stage) {
-        std::fprintf(stderr, "\r  %zu/%zu stages, %s done (%.1f s)   ", ++done, total, stage.c_str(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        if (done == total) std::fprintf(stderr, "\n");
-      };
+    const tf::flux2_vae::Progress progress = tf::tools::stage_progress(vae.decoder().size());
     const auto t0 = std::chrono::steady_clock::now();
     const tf::Tensor pic = vae.decode(z, progress);
     const auto t1 = std::chrono::steady_clock::now();

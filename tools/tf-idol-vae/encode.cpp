@@ -45,16 +45,7 @@ tf::tools::RegisterCommand reg("encode", "picture -> Idol's feature2 tokens", []
       const int64_t d = cfg.downscale();
       tf::expect_tensor(noise_t, *noise, "noise", tf::DType::F32, {cfg.latent_channels, img.height / d, img.width / d});
     }
-    const auto start = std::chrono::steady_clock::now();
-    size_t done = 0;
-    const size_t total = vae.encoder().size();
-    tf::flux2_vae::Progress progress;
-    if (tf::tools::progress_visible())
-      progress = [&](const std::string& stage) {
-        std::fprintf(stderr, "\r  %zu/%zu stages, %s done (%.1f s)   ", ++done, total, stage.c_str(),
-                     std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-        if (done == total) std::fprintf(stderr, "\n");
-      };
+    const tf::flux2_vae::Progress progress = tf::tools::stage_progress(vae.encoder().size());
     const auto t1 = std::chrono::steady_clock::now();
     const auto e = vae.encode(x, noise->empty() ? nullptr : &noise_t, progress);
     const auto t2 = std::chrono::steady_clock::now();
