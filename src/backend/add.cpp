@@ -10,11 +10,7 @@ namespace tf {
 
 void add(const Tensor& a, const Tensor& b, Tensor& y) {
   const char* op = "add";
-  expect_dtype(op, "a", a, DType::F32);
-  expect_dtype(op, "b", b, DType::F32);
-  expect_dtype(op, "y", y, DType::F32);
-  expect_shape(op, "b", b, a.shape);
-  expect_shape(op, "y", y, a.shape);
+  expect_elementwise(op, DType::F32, {{"a", a}, {"b", b}, {"y", y}});
   const Device d = common_device(op, {&a, &b, &y});
   if (d == Device::CPU) return cpu::add(a, b, y);
 #ifdef TF_HAVE_CUDA

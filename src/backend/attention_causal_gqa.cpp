@@ -12,8 +12,7 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
                           const SeqOffsets& seq_offsets, Tensor& o) {
   const char* op = "attention_causal_gqa";
   Device dev = common_device(op, {&q, &k, &v, &o});
-  for (auto [name, t] : {std::pair<const char*, const Tensor*>{"q", &q}, {"k", &k}, {"v", &v}, {"o", &o}})
-    expect_dtype(op, name, *t, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"q", q}, {"k", k}, {"v", v}, {"o", o}});
   if (q.rank() != 3) fail(std::string(op) + ": q is " + q.describe() + ", expected [T, Hq, d]");
   if (k.rank() != 3 || k.dim(0) != q.dim(0) || k.dim(2) != q.dim(2))
     fail(std::string(op) + ": k is " + k.describe() + ", expected [" + std::to_string(q.dim(0)) + ", Hkv, " +

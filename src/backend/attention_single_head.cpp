@@ -10,15 +10,10 @@ namespace tf {
 
 void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
   const char* op = "attention_single_head";
-  expect_dtype(op, "q", q, DType::F32);
-  expect_dtype(op, "k", k, DType::F32);
-  expect_dtype(op, "v", v, DType::F32);
-  expect_dtype(op, "o", o, DType::F32);
+  expect_dtypes(op, DType::F32, {{"q", q}, {"k", k}, {"v", v}, {"o", o}});
   require(q.rank() == 2, std::string(op) + ": q is " + q.describe() + ", expected [D, N]");
   require(q.dim(1) >= 1, std::string(op) + ": q has no positions");
-  expect_shape(op, "k", k, q.shape);
-  expect_shape(op, "v", v, q.shape);
-  expect_shape(op, "o", o, q.shape);
+  expect_shapes(op, q.shape, {{"k", k}, {"v", v}, {"o", o}});
   require(o.data != q.data && o.data != k.data && o.data != v.data, std::string(op) + ": o may not alias q, k or v");
   const Device d = common_device(op, {&q, &k, &v, &o});
   if (d == Device::CPU) return cpu::attention_single_head(q, k, v, scale, o);

@@ -11,9 +11,7 @@ namespace tf {
 void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y) {
   const char* op = "causal_conv1d_silu";
   Device dev = common_device(op, {&x, &w, &y});
-  expect_dtype(op, "x", x, DType::BF16);
-  expect_dtype(op, "w", w, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"x", x}, {"w", w}, {"y", y}});
   if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [tokens, channels]");
   if (w.rank() != 3 || w.dim(0) != x.dim(1) || w.dim(1) != 1 || w.dim(2) < 1)
     fail(std::string(op) + ": w is " + w.describe() + ", expected [" + std::to_string(x.dim(1)) + ", 1, K]");

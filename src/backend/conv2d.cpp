@@ -12,8 +12,7 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
             const Tensor* residual) {
   const char* op = "conv2d";
   expect_dtype(op, "x", x, DType::F32);
-  expect_dtype(op, "w", w, DType::BF16);
-  expect_dtype(op, "bias", bias, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"w", w}, {"bias", bias}});
   expect_dtype(op, "y", y, DType::F32);
   require(x.rank() == 3, std::string(op) + ": x is " + x.describe() + ", expected [Ci, H, W]");
   require(w.rank() == 4, std::string(op) + ": w is " + w.describe() + ", expected [Co, Ci, kh, kw]");

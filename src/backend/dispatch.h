@@ -23,8 +23,38 @@ inline void expect_dtype(const char* op, const char* arg, const Tensor& t, DType
     fail(std::string(op) + ": " + arg + " is " + t.describe() + ", expected " + std::string(dtype_name(want)));
 }
 
+// Weights the checkpoint may store in either precision.
+inline void expect_bf16_or_f32(const char* op, const char* arg, const Tensor& t) {
+  if (t.dtype != DType::BF16 && t.dtype != DType::F32)
+    fail(std::string(op) + ": " + arg + " is " + t.describe() + ", expected BF16 or F32");
+}
+
 inline void expect_shape(const char* op, const char* arg, const Tensor& t, const Shape& want) {
   if (t.shape != want) fail(std::string(op) + ": " + arg + " is " + t.describe() + ", expected shape " + shape_str(want));
+}
+
+// One argument of an op, as its errors name it.
+struct NamedTensor {
+  const char* name;
+  const Tensor& t;
+};
+
+// Each of ts has dtype want; the first that does not is the error.
+inline void expect_dtypes(const char* op, DType want, std::initializer_list<NamedTensor> ts) {
+  for (const NamedTensor& a : ts) expect_dtype(op, a.name, a.t, want);
+}
+
+// Each of ts has shape want; the first that does not is the error.
+inline void expect_shapes(const char* op, const Shape& want, std::initializer_list<NamedTensor> ts) {
+  for (const NamedTensor& a : ts) expect_shape(op, a.name, a.t, want);
+}
+
+// An element-wise op's arguments: all of dtype want (checked first, in order), then every one
+// shaped like the first.
+inline void expect_elementwise(const char* op, DType want, std::initializer_list<NamedTensor> ts) {
+  expect_dtypes(op, want, ts);
+  const Shape& shape = ts.begin()->t.shape;
+  for (const NamedTensor& a : ts) expect_shape(op, a.name, a.t, shape);
 }
 
 [[noreturn]] inline void no_cuda(const char* op) {

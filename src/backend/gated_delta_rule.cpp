@@ -12,8 +12,7 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
                       const SeqOffsets& seq_offsets, Tensor& o) {
   const char* op = "gated_delta_rule";
   Device dev = common_device(op, {&q, &k, &v, &beta, &g, &o});
-  for (auto [name, t] : {std::pair<const char*, const Tensor*>{"q", &q}, {"k", &k}, {"v", &v}, {"beta", &beta}, {"g", &g}})
-    expect_dtype(op, name, *t, DType::F32);
+  expect_dtypes(op, DType::F32, {{"q", q}, {"k", k}, {"v", v}, {"beta", beta}, {"g", g}});
   expect_dtype(op, "o", o, DType::BF16);
   if (q.rank() != 3) fail(std::string(op) + ": q is " + q.describe() + ", expected [T, Hk, dk]");
   if (v.rank() != 3) fail(std::string(op) + ": v is " + v.describe() + ", expected [T, Hv, dv]");
@@ -23,8 +22,7 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   if (Hk < 1 || Hv % Hk != 0)
     fail(std::string(op) + ": value heads (" + std::to_string(Hv) + ") must be a multiple of key heads (" +
          std::to_string(Hk) + ")");
-  expect_shape(op, "beta", beta, {T, Hv});
-  expect_shape(op, "g", g, {T, Hv});
+  expect_shapes(op, {T, Hv}, {{"beta", beta}, {"g", g}});
   expect_shape(op, "o", o, v.shape);
   check_seq_offsets(op, seq_offsets, T);
   if (dev == Device::CPU) return cpu::gated_delta_rule(q, k, v, beta, g, seq_offsets, o);

@@ -12,16 +12,14 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
                 Tensor& y) {
   const char* op = "group_norm";
   expect_dtype(op, "x", x, DType::F32);
-  expect_dtype(op, "gamma", gamma, DType::BF16);
-  expect_dtype(op, "beta", beta, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"gamma", gamma}, {"beta", beta}});
   expect_dtype(op, "y", y, DType::F32);
   require(x.rank() >= 2, std::string(op) + ": x is " + x.describe() + ", expected [C, H, W] or [C, N]");
   const int64_t c = x.dim(0);
   require(groups >= 1 && c % groups == 0,
           std::string(op) + ": " + std::to_string(groups) + " groups do not divide " + std::to_string(c) + " channels");
   require(eps >= 0.0f, std::string(op) + ": eps must be >= 0");
-  expect_shape(op, "gamma", gamma, {c});
-  expect_shape(op, "beta", beta, {c});
+  expect_shapes(op, {c}, {{"gamma", gamma}, {"beta", beta}});
   expect_shape(op, "y", y, x.shape);
   const Device d = common_device(op, {&x, &gamma, &beta, &y});
   if (d == Device::CPU) return cpu::group_norm(x, gamma, beta, groups, eps, silu, y);

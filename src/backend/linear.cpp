@@ -11,9 +11,7 @@ namespace tf {
 void linear(const Tensor& x, const Tensor& w, Tensor& y) {
   const char* op = "linear";
   Device dev = common_device(op, {&x, &w, &y});
-  expect_dtype(op, "x", x, DType::BF16);
-  expect_dtype(op, "w", w, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"x", x}, {"w", w}, {"y", y}});
   if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [n, K]");
   if (w.rank() != 2 || w.dim(1) != x.dim(1))
     fail(std::string(op) + ": w is " + w.describe() + ", expected [N, " + std::to_string(x.dim(1)) + "] for x " +

@@ -11,9 +11,7 @@ namespace tf {
 void residual_add(Tensor& h, const Tensor& d) {
   const char* op = "residual_add";
   Device dev = common_device(op, {&h, &d});
-  expect_dtype(op, "h", h, DType::BF16);
-  expect_dtype(op, "d", d, DType::BF16);
-  expect_shape(op, "d", d, h.shape);
+  expect_elementwise(op, DType::BF16, {{"h", h}, {"d", d}});
   if (dev == Device::CPU) return cpu::residual_add(h, d);
 #ifdef TF_HAVE_CUDA
   return cuda::residual_add(h, d);

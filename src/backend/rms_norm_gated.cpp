@@ -11,11 +11,8 @@ namespace tf {
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {
   const char* op = "rms_norm_gated";
   Device dev = common_device(op, {&x, &z, &w, &y});
-  expect_dtype(op, "x", x, DType::BF16);
-  expect_dtype(op, "z", z, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
-  if (w.dtype != DType::BF16 && w.dtype != DType::F32)
-    fail(std::string(op) + ": w is " + w.describe() + ", expected BF16 or F32");
+  expect_dtypes(op, DType::BF16, {{"x", x}, {"z", z}, {"y", y}});
+  expect_bf16_or_f32(op, "w", w);
   if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [rows, d]");
   expect_shape(op, "z", z, x.shape);
   expect_shape(op, "w", w, {x.dim(1)});

@@ -11,8 +11,7 @@ namespace tf {
 namespace {
 void check_norm_weight(const char* op, const Tensor& x, const Tensor& w) {
   if (x.rank() != 2) fail(std::string(op) + ": x is " + x.describe() + ", expected [rows, d]");
-  if (w.dtype != DType::BF16 && w.dtype != DType::F32)
-    fail(std::string(op) + ": w is " + w.describe() + ", expected BF16 or F32");
+  expect_bf16_or_f32(op, "w", w);
   expect_shape(op, "w", w, {x.dim(1)});
 }
 }  // namespace
@@ -20,8 +19,7 @@ void check_norm_weight(const char* op, const Tensor& x, const Tensor& w) {
 void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
   const char* op = "rms_norm_zero_centred";
   Device dev = common_device(op, {&x, &w, &y});
-  expect_dtype(op, "x", x, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"x", x}, {"y", y}});
   check_norm_weight(op, x, w);
   expect_shape(op, "y", y, x.shape);
   if (dev == Device::CPU) return cpu::rms_norm_zero_centred(x, w, eps, y);
@@ -35,12 +33,9 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
   const char* op = "residual_add_rms_norm_zero_centred";
   Device dev = common_device(op, {&h, &d, &w, &y});
-  expect_dtype(op, "h", h, DType::BF16);
-  expect_dtype(op, "d", d, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"h", h}, {"d", d}, {"y", y}});
   check_norm_weight(op, h, w);
-  expect_shape(op, "d", d, h.shape);
-  expect_shape(op, "y", y, h.shape);
+  expect_shapes(op, h.shape, {{"d", d}, {"y", y}});
   if (y.data == h.data || y.data == d.data) fail(std::string(op) + ": y must not alias h or d");
   if (dev == Device::CPU) return cpu::residual_add_rms_norm_zero_centred(h, d, w, eps, y);
 #ifdef TF_HAVE_CUDA

@@ -13,10 +13,7 @@ namespace tf {
 void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
   const char* op = "rope_partial";
   Device dev = common_device(op, {&x, &cos, &sin, &y});
-  expect_dtype(op, "x", x, DType::BF16);
-  expect_dtype(op, "cos", cos, DType::BF16);
-  expect_dtype(op, "sin", sin, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"x", x}, {"cos", cos}, {"sin", sin}, {"y", y}});
   if (x.rank() != 3) fail(std::string(op) + ": x is " + x.describe() + ", expected [T, heads, head_dim]");
   if (cos.rank() != 2 || cos.dim(1) < 1 || 2 * cos.dim(1) > x.dim(2))
     fail(std::string(op) + ": cos is " + cos.describe() + ", expected [positions, half] with 2 * half <= head_dim " +

@@ -11,11 +11,7 @@ namespace tf {
 void sigmoid_gate(const Tensor& x, const Tensor& gate, Tensor& y) {
   const char* op = "sigmoid_gate";
   Device dev = common_device(op, {&x, &gate, &y});
-  expect_dtype(op, "x", x, DType::BF16);
-  expect_dtype(op, "gate", gate, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
-  expect_shape(op, "gate", gate, x.shape);
-  expect_shape(op, "y", y, x.shape);
+  expect_elementwise(op, DType::BF16, {{"x", x}, {"gate", gate}, {"y", y}});
   if (dev == Device::CPU) return cpu::sigmoid_gate(x, gate, y);
 #ifdef TF_HAVE_CUDA
   return cuda::sigmoid_gate(x, gate, y);

@@ -11,11 +11,7 @@ namespace tf {
 void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y) {
   const char* op = "silu_gated_product";
   Device dev = common_device(op, {&gate, &up, &y});
-  expect_dtype(op, "gate", gate, DType::BF16);
-  expect_dtype(op, "up", up, DType::BF16);
-  expect_dtype(op, "y", y, DType::BF16);
-  expect_shape(op, "up", up, gate.shape);
-  expect_shape(op, "y", y, gate.shape);
+  expect_elementwise(op, DType::BF16, {{"gate", gate}, {"up", up}, {"y", y}});
   if (dev == Device::CPU) return cpu::silu_gated_product(gate, up, y);
 #ifdef TF_HAVE_CUDA
   return cuda::silu_gated_product(gate, up, y);

@@ -11,9 +11,7 @@ namespace tf {
 void split_query_gate(const Tensor& qg, Tensor& query, Tensor& gate) {
   const char* op = "split_query_gate";
   Device dev = common_device(op, {&qg, &query, &gate});
-  expect_dtype(op, "qg", qg, DType::BF16);
-  expect_dtype(op, "query", query, DType::BF16);
-  expect_dtype(op, "gate", gate, DType::BF16);
+  expect_dtypes(op, DType::BF16, {{"qg", qg}, {"query", query}, {"gate", gate}});
   if (query.rank() != 3) fail(std::string(op) + ": query is " + query.describe() + ", expected [T, heads, head_dim]");
   expect_shape(op, "gate", gate, query.shape);
   expect_shape(op, "qg", qg, {query.dim(0), query.dim(1) * 2 * query.dim(2)});
