@@ -10,35 +10,20 @@ import sys
 
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_cuda_timing import cuda_event_times_ms  # noqa: E402
+
 
 def bf16_matmul_tflops():
     n = 8192
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
     b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
-    for _ in range(3):
-        a @ b
-    ts = []
-    for _ in range(10):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        a @ b
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
+    ts = cuda_event_times_ms(lambda: a @ b, reps=10, warmup=3)
     return 2 * n**3 / (statistics.median(ts) * 1e-3) / 1e12
 
 
 def timed(fn, reps):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn()
-        e.record()
-        torch.cuda.synchronize()
-        ts.append(s.elapsed_time(e))
+    ts = cuda_event_times_ms(fn, reps, warmup=1)
     return statistics.median(ts), min(ts), max(ts)
 
 

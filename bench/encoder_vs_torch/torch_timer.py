@@ -17,6 +17,9 @@ import torch
 from safetensors import safe_open
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from torch_cuda_timing import cuda_event_times_ms  # noqa: E402
+
 spec = importlib.util.spec_from_file_location("case", os.path.join(ROOT, "python", "cases", "moss_image_case.py"))
 case = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(case)
@@ -38,21 +41,6 @@ def load(te_dir):
                 handles[f] = safe_open(f, "pt", device="cuda:0")
             p.data = handles[f].get_tensor(k).to(torch.bfloat16)  # transformers' bf16 load
     return model.eval(), cfg
-
-
-def time_ms(fn, reps):
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    runs = []
-    for _ in range(reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        runs.append(a.elapsed_time(b))
-    return runs
 
 
 def main():
@@ -93,7 +81,7 @@ def main():
                     fn = lambda: model(input_ids=ids, use_cache=False)
                     name = str(n)
                 reps = args.reps if n <= 1024 else max(3, args.reps // 2)
-                runs = time_ms(fn, reps)
+                runs = cuda_event_times_ms(fn, reps, warmup=2)
                 print(json.dumps({"impl": "torch-" + impl, "case": name, "tokens": n,
                                   "median_ms": statistics.median(runs), "runs": runs}), flush=True)
 
