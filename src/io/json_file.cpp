@@ -55,6 +55,9 @@ const Json& field(const Json& j, const std::string& key, const std::string& wher
   if (it == j.end()) fail(where + ": missing \"" + key + "\"");
   return *it;
 }
+
+// An optional field left out or set to null: the *_or readers fall back.
+bool absent(const Json& j, const std::string& key) { return !j.is_object() || !j.contains(key) || j.at(key).is_null(); }
 }  // namespace
 
 int64_t json_int(const Json& j, const std::string& key, const std::string& where) {
@@ -64,7 +67,7 @@ int64_t json_int(const Json& j, const std::string& key, const std::string& where
 }
 
 int64_t json_int_or(const Json& j, const std::string& key, int64_t fallback, const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
+  if (absent(j, key)) return fallback;
   return json_int(j, key, where);
 }
 
@@ -75,12 +78,12 @@ double json_number(const Json& j, const std::string& key, const std::string& whe
 }
 
 double json_number_or(const Json& j, const std::string& key, double fallback, const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
+  if (absent(j, key)) return fallback;
   return json_number(j, key, where);
 }
 
 bool json_bool_or(const Json& j, const std::string& key, bool fallback, const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
+  if (absent(j, key)) return fallback;
   const Json& v = j.at(key);
   if (!v.is_boolean()) fail(where + ": \"" + key + "\" must be true or false, found " + json_brief(v));
   return v.get<bool>();
@@ -88,7 +91,7 @@ bool json_bool_or(const Json& j, const std::string& key, bool fallback, const st
 
 std::string json_string_or(const Json& j, const std::string& key, const std::string& fallback,
                            const std::string& where) {
-  if (!j.is_object() || !j.contains(key) || j.at(key).is_null()) return fallback;
+  if (absent(j, key)) return fallback;
   const Json& v = j.at(key);
   if (!v.is_string()) fail(where + ": \"" + key + "\" must be a string, found " + json_brief(v));
   return v.get<std::string>();
