@@ -49,11 +49,7 @@ struct VaeCase {
     expect_clean_failure(encode(), kProgram, names, {out});
   }
   // Edits the VAE weights' header.
-  void edit_header(const std::function<void(Json&)>& edit) const {
-    Json h = Json::parse(safetensors_header(weights));
-    edit(h);
-    rewrite_safetensors_header(weights, h.dump());
-  }
+  void edit_header(const std::function<void(Json&)>& edit) const { edit_safetensors_header(weights, edit); }
   // A tensor of the weights with at least `min_bytes` bytes (sorted by offset) and its entry.
   std::pair<std::string, Json> some_tensor(const Json& h, bool two_dims_non_square = false) const {
     for (auto it = h.begin(); it != h.end(); ++it) {
@@ -65,11 +61,7 @@ struct VaeCase {
     ADD_FAILURE() << "no suitable tensor in " << weights;
     return {};
   }
-  void edit_config(const std::function<void(Json&)>& edit) const {
-    Json c = Json::parse(read_bytes(vae_dir / "config.json"));
-    edit(c);
-    write_bytes(vae_dir / "config.json", c.dump(2));
-  }
+  void edit_config(const std::function<void(Json&)>& edit) const { edit_json_file(vae_dir / "config.json", edit); }
 };
 
 }  // namespace

@@ -39,15 +39,10 @@ struct EncoderCase {
   // The shard holding `tensor` and an edit of its header.
   fs::path shard_of(const std::string& tensor) const { return te / index()["weight_map"][tensor].get<std::string>(); }
   void edit_shard_header(const std::string& tensor, const std::function<void(Json&)>& edit) const {
-    fs::path shard = shard_of(tensor);
-    Json h = Json::parse(safetensors_header(shard));
-    edit(h);
-    rewrite_safetensors_header(shard, h.dump());
+    edit_safetensors_header(shard_of(tensor), edit);
   }
   void edit_text_config(const std::function<void(Json&)>& edit) const {
-    Json c = Json::parse(read_bytes(te / "config.json"));
-    edit(c.contains("text_config") ? c["text_config"] : c);
-    write_bytes(te / "config.json", c.dump(2));
+    edit_json_file(te / "config.json", [&](Json& c) { edit(c.contains("text_config") ? c["text_config"] : c); });
   }
   // A text tensor name as the index spells it, ending with `suffix`.
   std::string tensor_ending(const std::string& suffix) const {

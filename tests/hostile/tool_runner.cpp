@@ -116,6 +116,18 @@ void rewrite_safetensors_header(const fs::path& p, const std::string& header) {
   write_bytes(p, len + header + data);
 }
 
+void edit_safetensors_header(const fs::path& p, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json h = nlohmann::json::parse(safetensors_header(p));
+  edit(h);
+  rewrite_safetensors_header(p, h.dump());
+}
+
+void edit_json_file(const fs::path& p, const std::function<void(nlohmann::json&)>& edit) {
+  nlohmann::json j = nlohmann::json::parse(read_bytes(p));
+  edit(j);
+  write_bytes(p, j.dump(2));
+}
+
 fs::path first_safetensors(const fs::path& dir) {
   std::vector<fs::path> found;
   for (auto& e : fs::directory_iterator(dir))

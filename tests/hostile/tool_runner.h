@@ -3,6 +3,8 @@
 // signal), exactly one line on stderr saying "<program>: error: ..." that names what it must, and
 // no output file (nor a temporary one) left behind.
 #include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,10 @@ void write_bytes(const fs::path& p, const std::string& bytes);
 // data area.
 std::string safetensors_header(const fs::path& p);
 void rewrite_safetensors_header(const fs::path& p, const std::string& header);
+// The header parsed, edited and written back compactly, the data area untouched.
+void edit_safetensors_header(const fs::path& p, const std::function<void(nlohmann::json&)>& edit);
+// A JSON file (a config) parsed, edited and written back with two-space indent.
+void edit_json_file(const fs::path& p, const std::function<void(nlohmann::json&)>& edit);
 // The first *.safetensors file of a folder (sorted by name).
 fs::path first_safetensors(const fs::path& dir);
 
