@@ -16,6 +16,20 @@ std::vector<float> bn_std(const std::vector<float>& var, double eps) {
   return s;
 }
 
+// The 2x2 patchify both directions share: latent [Cz, h, w] element (c, 2i+dy, 2j+dx) is token row
+// i * (w/2) + j, feature 4c + 2dy + dx of a k-wide row. Calls fn(feature, latent index, token index).
+template <class Fn>
+void for_each_patch_element(int64_t cz, int64_t h, int64_t w, int64_t k, Fn fn) {
+  const int64_t cols = w / 2;
+  for (int64_t c = 0; c < cz; ++c)
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        const int64_t f = 4 * c + 2 * dy + dx;
+        for (int64_t i = 0; i < h / 2; ++i)
+          for (int64_t j = 0; j < cols; ++j) fn(f, (c * h + 2 * i + dy) * w + 2 * j + dx, (i * cols + j) * k + f);
+      }
+}
+
 }  // namespace
 
 Tensor posterior_latents(const Tensor& moments, const Tensor* noise) {
@@ -54,17 +68,10 @@ Tensor tokens_from_latents(const Tensor& z, const std::vector<float>& bn_mean, c
   Tensor t = zeros(DType::F32, {padding_rows + n, k});
   float* out = t.ptr<float>() + padding_rows * k;
   const float* zp = z.ptr<const float>();
-  for (int64_t c = 0; c < cz; ++c)
-    for (int dy = 0; dy < 2; ++dy)
-      for (int dx = 0; dx < 2; ++dx) {
-        const int64_t f = 4 * c + 2 * dy + dx;
-        for (int64_t i = 0; i < h / 2; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            const float p = zp[(c * h + 2 * i + dy) * w + 2 * j + dx];
-            const float centred = p - bn_mean[f];
-            out[(i * cols + j) * k + f] = centred / sd[f];
-          }
-      }
+  for_each_patch_element(cz, h, w, k, [&](int64_t f, int64_t latent, int64_t token) {
+    const float centred = zp[latent] - bn_mean[f];
+    out[token] = centred / sd[f];
+  });
   return t;
 }
 
@@ -87,16 +94,10 @@ Tensor latents_from_tokens(const Tensor& tokens, int64_t h, int64_t w, const std
   Tensor z = empty(DType::F32, {cz, h, w});
   float* zp = z.ptr<float>();
   tp += skip * k;
-  for (int64_t c = 0; c < cz; ++c)
-    for (int dy = 0; dy < 2; ++dy)
-      for (int dx = 0; dx < 2; ++dx) {
-        const int64_t f = 4 * c + 2 * dy + dx;
-        for (int64_t i = 0; i < h / 2; ++i)
-          for (int64_t j = 0; j < cols; ++j) {
-            const float scaled = tp[(i * cols + j) * k + f] * sd[f];
-            zp[(c * h + 2 * i + dy) * w + 2 * j + dx] = scaled + bn_mean[f];
-          }
-      }
+  for_each_patch_element(cz, h, w, k, [&](int64_t f, int64_t latent, int64_t token) {
+    const float scaled = tp[token] * sd[f];
+    zp[latent] = scaled + bn_mean[f];
+  });
   return z;
 }
 
