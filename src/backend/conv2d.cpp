@@ -1,6 +1,6 @@
 #include "backend/conv2d.h"
 
-#include "backend/cpu/conv2d.h"
+#include "backend/cpu/vae_ops.h"
 #include "backend/dispatch.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/vae_ops.h"

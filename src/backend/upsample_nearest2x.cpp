@@ -1,6 +1,6 @@
 #include "backend/upsample_nearest2x.h"
 
-#include "backend/cpu/upsample_nearest2x.h"
+#include "backend/cpu/vae_ops.h"
 #include "backend/dispatch.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/vae_ops.h"

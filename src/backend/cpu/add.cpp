@@ -1,4 +1,4 @@
-#include "backend/cpu/add.h"
+#include "backend/cpu/vae_ops.h"
 
 #include "core/parallel.h"
 

@@ -1,4 +1,4 @@
-#include "backend/cpu/attention_single_head.h"
+#include "backend/cpu/vae_ops.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "backend/cpu/conv2d.h"
+#include "backend/cpu/vae_ops.h"
 
 #include <algorithm>
 #include <cstring>

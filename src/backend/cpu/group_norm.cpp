@@ -1,4 +1,4 @@
-#include "backend/cpu/group_norm.h"
+#include "backend/cpu/vae_ops.h"
 
 #include <cmath>
 #include <vector>

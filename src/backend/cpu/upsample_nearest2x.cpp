@@ -1,4 +1,4 @@
-#include "backend/cpu/upsample_nearest2x.h"
+#include "backend/cpu/vae_ops.h"
 
 #include "core/parallel.h"
 
