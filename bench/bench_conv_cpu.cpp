@@ -2,25 +2,15 @@
 // channels, the mid-block attention), in GFLOP/s; run with TF_THREADS to pick the thread count.
 #include <benchmark/benchmark.h>
 
-#include <random>
-
 #include "backend/attention_single_head.h"
 #include "backend/conv2d.h"
 #include "backend/group_norm.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 
 namespace {
 
-tf::Tensor filled(tf::DType t, tf::Shape s) {
-  tf::Tensor x = tf::empty(t, s);
-  std::mt19937 g(1);
-  std::normal_distribution<float> n(0.f, 0.1f);
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    if (t == tf::DType::F32) x.ptr<float>()[i] = n(g);
-    else x.ptr<uint16_t>()[i] = tf::bf16_bits_from_float(n(g));
-  }
-  return x;
-}
+tf::Tensor filled(tf::DType t, tf::Shape s) { return tf::check::random_normal_tensor(t, std::move(s), 1, 0.1f); }
 
 void BM_Conv3x3(benchmark::State& st) {
   const int64_t c = st.range(0), hw = st.range(1);

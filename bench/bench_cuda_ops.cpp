@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "backend/sigmoid_gate.h"
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 
 namespace {
@@ -29,14 +29,7 @@ namespace {
 using namespace tf;
 
 Tensor rnd(DType dt, Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t = empty(dt, std::move(s));
-  std::mt19937 g(seed);
-  std::normal_distribution<float> nd(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (dt == DType::BF16) t.ptr<bf16>()[i] = to_bf16(nd(g));
-    else t.ptr<float>()[i] = nd(g);
-  }
-  return to_device(t, Device::CUDA);
+  return to_device(check::random_normal_tensor(dt, std::move(s), seed, scale), Device::CUDA);
 }
 Tensor dev(DType dt, Shape s) { return empty(dt, std::move(s), Device::CUDA); }
 

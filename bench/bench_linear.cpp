@@ -8,7 +8,6 @@
 #include <time.h>
 
 #include <chrono>
-#include <random>
 #include <vector>
 
 #if defined(__x86_64__)
@@ -17,6 +16,7 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/linear.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/parallel.h"
 
@@ -27,12 +27,7 @@ namespace {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 tf::Tensor random_bf16(tf::Shape s, uint32_t seed) {
-  tf::Tensor t = tf::empty(tf::DType::BF16, std::move(s));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, 0.05f);
-  auto* p = t.ptr<uint16_t>();
-  for (int64_t i = 0; i < t.numel(); ++i) p[i] = tf::bf16_bits_from_float(nd(rng));
-  return t;
+  return tf::check::random_normal_tensor(tf::DType::BF16, std::move(s), seed, 0.05f);
 }
 
 #if defined(__x86_64__)

@@ -3,10 +3,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "backend/attention_single_head.h"
+#include "check/random_tensor.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -16,11 +16,7 @@ using tf::DType;
 using tf::Tensor;
 
 Tensor random_f32(tf::Shape s, uint32_t seed, float scale) {
-  Tensor t = tf::empty(DType::F32, s);
-  std::mt19937 g(seed);
-  std::normal_distribution<float> n(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = n(g);
-  return t;
+  return tf::check::random_normal_tensor(DType::F32, std::move(s), seed, scale);
 }
 
 void check_against_float64(int64_t d, int64_t n, double tol);

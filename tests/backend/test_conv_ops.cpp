@@ -3,12 +3,12 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "backend/add.h"
 #include "backend/conv2d.h"
 #include "backend/group_norm.h"
 #include "backend/upsample_nearest2x.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -19,19 +19,11 @@ using tf::DType;
 using tf::Tensor;
 
 Tensor random_f32(tf::Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t = tf::empty(DType::F32, s);
-  std::mt19937 g(seed);
-  std::normal_distribution<float> n(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = n(g);
-  return t;
+  return tf::check::random_normal_tensor(DType::F32, std::move(s), seed, scale);
 }
 
 Tensor random_bf16(tf::Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t = tf::empty(DType::BF16, s);
-  std::mt19937 g(seed);
-  std::normal_distribution<float> n(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<uint16_t>()[i] = tf::bf16_bits_from_float(n(g));
-  return t;
+  return tf::check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
 }
 
 double bf(const Tensor& t, int64_t i) { return tf::float_from_bf16_bits(t.ptr<uint16_t>()[i]); }

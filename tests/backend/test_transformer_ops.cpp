@@ -21,6 +21,7 @@
 #include "backend/sigmoid_gate.h"
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
 
@@ -29,11 +30,7 @@ using namespace tf;
 namespace {
 
 Tensor random_bf16(Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t = empty(DType::BF16, std::move(s));
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> nd(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<uint16_t>()[i] = bf16_bits_from_float(nd(rng));
-  return t;
+  return check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
 }
 Tensor random_f32(Shape s, uint32_t seed, float lo, float hi) {
   Tensor t = empty(DType::F32, std::move(s));

@@ -3,7 +3,6 @@
 // float64 elsewhere; here a difference of more than a few bf16 steps means a wrong kernel.
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "backend/sigmoid_gate.h"
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "cuda_test_util.h"
@@ -29,15 +29,7 @@ namespace tf {
 namespace {
 
 Tensor rnd(DType dt, Shape s, uint32_t seed, float scale = 1.0f, float mean = 0.0f) {
-  Tensor t = empty(dt, std::move(s));
-  std::mt19937 g(seed);
-  std::normal_distribution<float> nd(mean, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    float v = nd(g);
-    if (dt == DType::BF16) t.ptr<bf16>()[i] = to_bf16(v);
-    else if (dt == DType::F32) t.ptr<float>()[i] = v;
-  }
-  return t;
+  return check::random_normal_tensor(dt, std::move(s), seed, scale, mean);
 }
 
 Tensor gpu(const Tensor& t) { return to_device(t, Device::CUDA); }

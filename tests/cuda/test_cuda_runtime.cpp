@@ -1,9 +1,9 @@
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <vector>
 
 #include "backend/upload.h"
+#include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "core/tensor.h"
@@ -18,11 +18,7 @@ namespace tf {
 namespace {
 
 Tensor random_bf16(Shape s, uint32_t seed, float scale = 1.0f) {
-  Tensor t = empty(DType::BF16, std::move(s));
-  std::mt19937 g(seed);
-  std::normal_distribution<float> nd(0.0f, scale);
-  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<bf16>()[i] = to_bf16(nd(g));
-  return t;
+  return check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
 }
 
 TEST(CudaRuntime, CopiesRoundTripAndCountsPeak) {

@@ -1,0 +1,14 @@
+#pragma once
+// Seeded random tensors for the tests and benches: the same seed gives the same bytes on every
+// machine (std::mt19937 and std::normal_distribution<float>, drawn in element order).
+#include <cstdint>
+
+#include "core/tensor.h"
+
+namespace tf::check {
+
+// A CPU tensor of independent normal(mean, scale) draws, one per element in order, stored as
+// `dtype`: F32 as drawn, BF16 rounded to nearest even. Other dtypes are refused.
+Tensor random_normal_tensor(DType dtype, Shape shape, uint32_t seed, float scale = 1.0f, float mean = 0.0f);
+
+}  // namespace tf::check
