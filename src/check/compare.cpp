@@ -90,4 +90,10 @@ std::string describe(const Distance& d) {
   return buf;
 }
 
+std::string format_number(const char* printf_format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, printf_format, value);
+  return buf;
+}
+
 }  // namespace tf::check

@@ -59,12 +59,6 @@ bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.shape == b.shape && a.dtype == b.dtype && std::memcmp(a.data, b.data, a.nbytes()) == 0;
 }
 
-std::string fmt(const char* f, double a) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, a);
-  return buf;
-}
-
 }  // namespace
 
 bool case_rounds_small_params(const std::string& case_path) {
@@ -141,10 +135,10 @@ EncoderGateReport run_encoder_gate(const moss_image::Encoder& enc, const Encoder
       ratio_sum += r.cos_ratio + r.rel_ratio;
       ratio_count += 2;
       rep.max_ratio = std::max({rep.max_ratio, r.cos_ratio, r.rel_ratio});
-      out << "  " << (r.pass ? "ok  " : "FAIL") << " " << enc.step_name(s) << ": cosine " << fmt("%.2e", r.cos_ours)
-          << " (torch bf16 " << fmt("%.2e", r.cos_torch) << ", ratio " << fmt("%.3f", r.cos_ratio) << "), worst row "
-          << fmt("%.2e", r.rel_ours) << " (torch bf16 " << fmt("%.2e", r.rel_torch) << ", ratio "
-          << fmt("%.3f", r.rel_ratio) << ")\n";
+      out << "  " << (r.pass ? "ok  " : "FAIL") << " " << enc.step_name(s) << ": cosine " << format_number("%.2e", r.cos_ours)
+          << " (torch bf16 " << format_number("%.2e", r.cos_torch) << ", ratio " << format_number("%.3f", r.cos_ratio) << "), worst row "
+          << format_number("%.2e", r.rel_ours) << " (torch bf16 " << format_number("%.2e", r.rel_torch) << ", ratio "
+          << format_number("%.3f", r.rel_ratio) << ")\n";
       rep.steps.push_back(r);
     }
 
@@ -155,9 +149,9 @@ EncoderGateReport run_encoder_gate(const moss_image::Encoder& enc, const Encoder
     bool same = same_bytes(whole, again);
     rep.repeat_same = rep.repeat_same && same;
     Distance w_ours = compare_rows(whole, final32), w_torch = compare_rows(torch_final, final32);
-    out << "  whole prompt (not gated): cosine " << fmt("%.2e", w_ours.cosine_error) << " (torch bf16 "
-        << fmt("%.2e", w_torch.cosine_error) << "), worst row " << fmt("%.2e", w_ours.worst_row) << " (torch bf16 "
-        << fmt("%.2e", w_torch.worst_row) << "); repeat " << (same ? "identical" : "DIFFERS") << "\n";
+    out << "  whole prompt (not gated): cosine " << format_number("%.2e", w_ours.cosine_error) << " (torch bf16 "
+        << format_number("%.2e", w_torch.cosine_error) << "), worst row " << format_number("%.2e", w_ours.worst_row) << " (torch bf16 "
+        << format_number("%.2e", w_torch.worst_row) << "); repeat " << (same ? "identical" : "DIFFERS") << "\n";
     single_runs.push_back(whole);
   }
 
@@ -176,8 +170,8 @@ EncoderGateReport run_encoder_gate(const moss_image::Encoder& enc, const Encoder
         << " to the single runs\n";
   }
   rep.mean_ratio = ratio_count ? ratio_sum / ratio_count : 0;
-  out << "steps: " << rep.steps.size() << " checked, ratio to limit mean " << fmt("%.3f", rep.mean_ratio) << " max "
-      << fmt("%.3f", rep.max_ratio) << "\n";
+  out << "steps: " << rep.steps.size() << " checked, ratio to limit mean " << format_number("%.3f", rep.mean_ratio) << " max "
+      << format_number("%.3f", rep.max_ratio) << "\n";
   out << (rep.passed() ? "PASS" : "FAIL") << ": ids " << (rep.ids_match ? "match" : "differ") << ", steps "
       << (rep.steps_pass ? "within limits" : "outside limits") << ", repeat "
       << (rep.repeat_same ? "identical" : "differs") << ", packing " << (rep.packed_same ? "identical" : "differs")

@@ -93,12 +93,6 @@ Distance compare(const std::string& stage, const Tensor& got, const Tensor& ref)
   return stage.rfind("tokens.", 0) == 0 ? compare_rows(got, ref) : compare_positions(got, ref);
 }
 
-std::string fmt(const char* f, double a) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, a);
-  return b;
-}
-
 }  // namespace
 
 VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_path, const VaeGateOptions& opt,
@@ -170,9 +164,9 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
     char line[320];
     std::snprintf(line, sizeof line, "%-15s  %10.3g  %9.3g   %12.3g  %9.3g   %17s  %9s  %s %s\n", name.c_str(),
                   r.ours.cosine_error, r.ours.worst_row, r.limit_cosine, r.limit_row,
-                  r.has_torch_bf16 ? fmt("%.3g", r.torch_bf16.cosine_error).c_str() : "-",
-                  r.has_torch_bf16 ? fmt("%.3g", r.torch_bf16.worst_row).c_str() : "-",
-                  (std::isinf(margin) ? std::string("inf") : fmt("%.3gx", margin)).c_str(), r.pass ? "ok" : "FAIL");
+                  r.has_torch_bf16 ? format_number("%.3g", r.torch_bf16.cosine_error).c_str() : "-",
+                  r.has_torch_bf16 ? format_number("%.3g", r.torch_bf16.worst_row).c_str() : "-",
+                  (std::isinf(margin) ? std::string("inf") : format_number("%.3gx", margin)).c_str(), r.pass ? "ok" : "FAIL");
     log << line;
     rep.stages.push_back(r);
   }
