@@ -7,16 +7,13 @@
 #include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors.h"
+#include "tool_runner.h"
 
 using namespace tf;
 
 namespace {
 
-std::string safetensors_bytes(const std::string& header) {
-  std::string b(8, '\0');
-  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(uint64_t(header.size()) >> (8 * i));
-  return b + header;
-}
+std::string safetensors_bytes(const std::string& header) { return hostile::u64_le_bytes(header.size()) + header; }
 
 std::string error_of_header(const std::string& header) {
   try {

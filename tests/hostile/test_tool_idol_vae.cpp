@@ -103,9 +103,7 @@ TEST(ToolIdolVae, HeaderLengthPastTheEndOr2To63) {
   VaeCase c("vae_hlen");
   std::string b = read_bytes(c.weights);
   for (uint64_t n : {uint64_t(b.size()) + 1000, uint64_t(1) << 63}) {
-    std::string d = b;
-    for (int i = 0; i < 8; ++i) d[i] = static_cast<char>(n >> (8 * i));
-    write_bytes(c.weights, d);
+    write_bytes(c.weights, u64_le_bytes(n) + b.substr(8));
     c.expect_encode_fails({c.weights.filename().string(), "header length"});
   }
 }

@@ -108,12 +108,16 @@ std::string safetensors_header(const fs::path& p) {
   return b.substr(8, header_length(b));
 }
 
+std::string u64_le_bytes(uint64_t n) {
+  std::string b(8, '\0');
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(n >> (8 * i));
+  return b;
+}
+
 void rewrite_safetensors_header(const fs::path& p, const std::string& header) {
   std::string b = read_bytes(p);
   std::string data = b.substr(8 + header_length(b));
-  std::string len(8, '\0');
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<char>(uint64_t(header.size()) >> (8 * i));
-  write_bytes(p, len + header + data);
+  write_bytes(p, u64_le_bytes(header.size()) + header + data);
 }
 
 void edit_safetensors_header(const fs::path& p, const std::function<void(nlohmann::json&)>& edit) {

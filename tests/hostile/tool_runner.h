@@ -2,6 +2,7 @@
 // Runs the built programs on hostile inputs and checks how they fail: a non-zero exit (not a
 // signal), exactly one line on stderr saying "<program>: error: ..." that names what it must, and
 // no output file (nor a temporary one) left behind.
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -41,6 +42,9 @@ void expect_clean_failure(const RunResult& r, const std::string& program, const 
 // Reads and writes whole files.
 std::string read_bytes(const fs::path& p);
 void write_bytes(const fs::path& p, const std::string& bytes);
+
+// The 8 little-endian bytes of n: a safetensors file's leading header length.
+std::string u64_le_bytes(uint64_t n);
 
 // Safetensors surgery: the header as JSON, and the file rewritten with a new header and the same
 // data area.
