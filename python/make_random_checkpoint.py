@@ -99,25 +99,51 @@ def blocks(rng, dtype, shape, init, block_elems=1 << 24):
         done += m
 
 
-def write_shards(te_dir, items, prefix, shard_bytes, seed):
-    rng = np.random.default_rng(seed)
-    size = lambda it: int(np.prod(it[2])) * (2 if it[1] == "BF16" else 4)
+def item_bytes(it):
+    """Stored bytes of a (name, dtype, shape, init) item: BF16 2 bytes an element, F32 4."""
+    return int(np.prod(it[2])) * (2 if it[1] == "BF16" else 4)
+
+
+def group_shards(items, shard_bytes):
+    """Items in order, cut into shards before the one that would take a shard past shard_bytes."""
     shards, cur, cur_size = [], [], 0
     for it in items:
-        if cur and cur_size + size(it) > shard_bytes:
+        if cur and cur_size + item_bytes(it) > shard_bytes:
             shards.append(cur)
             cur, cur_size = [], 0
         cur.append(it)
-        cur_size += size(it)
+        cur_size += item_bytes(it)
     if cur:
         shards.append(cur)
+    return shards
+
+
+def shard_name(s, count):
+    return f"model-{s + 1:05d}-of-{count:05d}.safetensors"
+
+
+def write_tokenizer_and_index(out, tokenizer):
+    """The pipeline folder's tokenizer/tokenizer.json (copied, gunzipped when .gz) and model_index.json."""
+    tok_dir = os.path.join(out, "tokenizer")
+    os.makedirs(tok_dir, exist_ok=True)
+    opener = gzip.open if tokenizer.endswith(".gz") else open
+    with opener(tokenizer, "rb") as src, open(os.path.join(tok_dir, "tokenizer.json"), "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    with open(os.path.join(out, "model_index.json"), "w") as f:
+        json.dump({"_class_name": "MossImagePipeline", "text_encoder": ["transformers", "Qwen3_5ForConditionalGeneration"],
+                   "tokenizer": ["transformers", "Qwen2TokenizerFast"]}, f, indent=1)
+
+
+def write_shards(te_dir, items, prefix, shard_bytes, seed):
+    rng = np.random.default_rng(seed)
+    shards = group_shards(items, shard_bytes)
     weight_map, total = {}, 0
     for s, group in enumerate(shards):
-        fname = f"model-{s + 1:05d}-of-{len(shards):05d}.safetensors"
+        fname = shard_name(s, len(shards))
         header, off = {"__metadata__": {"format": "pt"}}, 0
         for name, dtype, shape, _ in group:
-            header[prefix + name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + size((name, dtype, shape))]}
-            off += size((name, dtype, shape))
+            header[prefix + name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [off, off + item_bytes((name, dtype, shape))]}
+            off += item_bytes((name, dtype, shape))
             weight_map[prefix + name] = fname
         hb = json.dumps(header, separators=(",", ":")).encode()
         hb += b" " * ((8 - len(hb) % 8) % 8)
@@ -171,14 +197,7 @@ def main():
     with open(os.path.join(te_dir, "config.json"), "w") as f:
         json.dump(config_json(g), f, indent=1)
     total = write_shards(te_dir, tensors(g), prefix, int(args.shard_gb * 1e9), args.seed)
-    tok_dir = os.path.join(args.out, "tokenizer")
-    os.makedirs(tok_dir, exist_ok=True)
-    opener = gzip.open if args.tokenizer.endswith(".gz") else open
-    with opener(args.tokenizer, "rb") as src, open(os.path.join(tok_dir, "tokenizer.json"), "wb") as dst:
-        shutil.copyfileobj(src, dst)
-    with open(os.path.join(args.out, "model_index.json"), "w") as f:
-        json.dump({"_class_name": "MossImagePipeline", "text_encoder": ["transformers", "Qwen3_5ForConditionalGeneration"],
-                   "tokenizer": ["transformers", "Qwen2TokenizerFast"]}, f, indent=1)
+    write_tokenizer_and_index(args.out, args.tokenizer)
     print(f"{args.out}: {total / 1e9:.2f} GB of random weights", file=sys.stderr)
 
 

@@ -6,11 +6,9 @@ release's layout: the tensor list, config and folder shape come from python/make
   make_checkpoint_gpu.py --out DIR [--layers N]   # released geometry, N layers (default 32)
 """
 import argparse
-import gzip
 import importlib.util
 import json
 import os
-import shutil
 import sys
 import time
 
@@ -57,21 +55,10 @@ def main():
     gen.manual_seed(args.seed)
     t0 = time.time()
     items = mrc.tensors(g)
-    shards, cur, size = [], [], 0
-    for it in items:
-        n = 1
-        for s in it[2]:
-            n *= s
-        b = n * (2 if it[1] == "BF16" else 4)
-        if cur and size + b > args.shard_gb * 1e9:
-            shards.append(cur)
-            cur, size = [], 0
-        cur.append(it)
-        size += b
-    shards.append(cur)
+    shards = mrc.group_shards(items, args.shard_gb * 1e9)
     weight_map, total = {}, 0
     for i, group in enumerate(shards):
-        fname = f"model-{i + 1:05d}-of-{len(shards):05d}.safetensors"
+        fname = mrc.shard_name(i, len(shards))
         out = {}
         for name, dtype, shape, init in group:
             x = make(tuple(shape), init, gen)
@@ -83,14 +70,7 @@ def main():
         print(f"  {fname}: {len(group)} tensors", file=sys.stderr, flush=True)
     with open(os.path.join(te, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=1, sort_keys=True)
-    tok = os.path.join(args.out, "tokenizer")
-    os.makedirs(tok, exist_ok=True)
-    with gzip.open(os.path.join(ROOT, "tests", "data", "qwen3-tokenizer.json.gz"), "rb") as s, \
-            open(os.path.join(tok, "tokenizer.json"), "wb") as d:
-        shutil.copyfileobj(s, d)
-    with open(os.path.join(args.out, "model_index.json"), "w") as f:
-        json.dump({"_class_name": "MossImagePipeline", "text_encoder": ["transformers", "Qwen3_5ForConditionalGeneration"],
-                   "tokenizer": ["transformers", "Qwen2TokenizerFast"]}, f, indent=1)
+    mrc.write_tokenizer_and_index(args.out, os.path.join(ROOT, "tests", "data", "qwen3-tokenizer.json.gz"))
     print(f"{args.out}: {total / 1e9:.2f} GB of random weights ({args.layers} layers) in {time.time() - t0:.1f} s",
           file=sys.stderr)
 
