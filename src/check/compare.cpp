@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -88,6 +89,10 @@ std::string describe(const Distance& d) {
   std::snprintf(buf, sizeof buf, "cosine %.3g, worst row %.3g (row %lld)", d.cosine_error, d.worst_row,
                 static_cast<long long>(d.worst_row_index));
   return buf;
+}
+
+bool same_bytes(const Tensor& got, const Tensor& ref) {
+  return got.shape == ref.shape && got.dtype == ref.dtype && std::memcmp(got.data, ref.data, got.nbytes()) == 0;
 }
 
 std::string format_number(const char* printf_format, double value) {

@@ -27,6 +27,9 @@ Distance compare_positions(const Tensor& got, const Tensor& ref);
 
 std::string describe(const Distance& d);  // "cosine 1.2e-09, worst row 3.4e-05 (row 17)"
 
+// got and ref: CPU tensors. True when dtype, shape and every byte agree (a repeat's contract).
+bool same_bytes(const Tensor& got, const Tensor& ref);
+
 // One number as a gate report prints it: format_number("%.2e", x) -> "1.23e-05".
 std::string format_number(const char* printf_format, double value);
 

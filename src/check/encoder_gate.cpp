@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstring>
 
 #include "check/compare.h"
 #include "core/bf16.h"
@@ -53,10 +52,6 @@ Tensor to_bf16_rows(const Tensor& f32) {
 
 Tensor slice(const Tensor& stacked, int64_t i) {  // [S, n, h] -> [n, h]
   return stacked.rows(i, i + 1).reshaped({stacked.dim(1), stacked.dim(2)});
-}
-
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.shape == b.shape && a.dtype == b.dtype && std::memcmp(a.data, b.data, a.nbytes()) == 0;
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <map>
 
 #include "core/bf16.h"
@@ -175,8 +174,7 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
   // repeat are gated.
   const flux2_vae::Encoded e1 = vae.encode(x, &noise);
   const flux2_vae::Encoded e2 = vae.encode(x, &noise);
-  rep.repeat_pass = std::memcmp(e1.feature2.data, e2.feature2.data, e1.feature2.nbytes()) == 0 &&
-                    std::memcmp(e1.latents.data, e2.latents.data, e1.latents.nbytes()) == 0;
+  rep.repeat_pass = same_bytes(e1.feature2, e2.feature2) && same_bytes(e1.latents, e2.latents);
   rep.whole_encode = compare_rows(e1.feature2, cs.get("ref.tokens.sample"));
   if (cs.has("ref.tokens.mean"))
     rep.whole_encode_mean = compare_rows(vae.encode(x, nullptr).feature2, cs.get("ref.tokens.mean"));

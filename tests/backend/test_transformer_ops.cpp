@@ -21,6 +21,7 @@
 #include "backend/sigmoid_gate.h"
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
+#include "check/compare.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -47,9 +48,7 @@ double ulp_bf16(double v) {
   std::frexp(std::max(std::fabs(v), 1e-30), &e);
   return std::ldexp(1.0, e - 8);
 }
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  return a.nbytes() == b.nbytes() && std::memcmp(a.data, b.data, a.nbytes()) == 0;
-}
+using check::same_bytes;
 double silu(double x) { return x / (1 + std::exp(-x)); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double rb(double x) { return round_bf16(static_cast<float>(x)); }

@@ -20,6 +20,7 @@
 #include "backend/sigmoid_gate.h"
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
+#include "check/compare.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -69,10 +70,7 @@ void expect_close(const char* what, const Tensor& cpu, const Tensor& dev, double
                       << (d.first >= 0 ? value(back, d.first) : 0) << "), worst abs " << d.worst;
 }
 
-bool same_bytes(const Tensor& a, const Tensor& b) {
-  Tensor x = host(a), y = host(b);
-  return x.nbytes() == y.nbytes() && std::memcmp(x.data, y.data, x.nbytes()) == 0;
-}
+bool same_bytes(const Tensor& a, const Tensor& b) { return check::same_bytes(host(a), host(b)); }
 
 TEST(CudaOps, EmbeddingAndElementwise) {
   TF_REQUIRE_CUDA_GPU();
