@@ -44,6 +44,12 @@ struct Staging {
   bool stop = false;
 
   explicit Staging(size_t n) : pinned(n, nullptr), drained(n, nullptr), filled(n, -1), issued(n, -1) {}
+  // In a catch block: keeps the first failure for the caller to rethrow and stops every thread.
+  void stop_with_current_exception() {
+    std::lock_guard<std::mutex> l(mu);
+    if (!error) error = std::current_exception();
+    stop = true;
+  }
   ~Staging() {
     for (cudaEvent_t e : drained)
       if (e) cudaEventDestroy(e);
@@ -93,9 +99,7 @@ void copy_host_to_device(const std::vector<HostToDeviceJob>& jobs,
         st.cv.notify_all();
       }
     } catch (...) {
-      std::lock_guard<std::mutex> l(st.mu);
-      if (!st.error) st.error = std::current_exception();
-      st.stop = true;
+      st.stop_with_current_exception();
       st.cv.notify_all();
     }
   };
@@ -122,9 +126,7 @@ void copy_host_to_device(const std::vector<HostToDeviceJob>& jobs,
       if (progress) progress(done, total);
     }
   } catch (...) {
-    std::lock_guard<std::mutex> l(st.mu);
-    if (!st.error) st.error = std::current_exception();
-    st.stop = true;
+    st.stop_with_current_exception();
   }
   st.cv.notify_all();
   for (std::thread& t : pool) t.join();
