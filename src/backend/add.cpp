@@ -12,11 +12,7 @@ void add(const Tensor& a, const Tensor& b, Tensor& y) {
   const char* op = "add";
   expect_elementwise(op, DType::F32, {{"a", a}, {"b", b}, {"y", y}});
   const Device d = common_device(op, {&a, &b, &y});
-  if (d == Device::CPU) return cpu::add(a, b, y);
-#ifdef TF_HAVE_CUDA
-  if (d == Device::CUDA) return cuda::add(a, b, y);
-#endif
-  no_cuda(op);
+  run_kernel(op, d, cpu::add, TF_CUDA_KERNEL(cuda::add), a, b, y);
 }
 
 }  // namespace tf

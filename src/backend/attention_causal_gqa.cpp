@@ -25,12 +25,8 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   if (o.nbytes() > 0 && (o.data == q.data || o.data == k.data || o.data == v.data))
     fail(std::string(op) + ": o must not alias q, k or v");
   check_seq_offsets(op, seq_offsets, q.dim(0));
-  if (dev == Device::CPU) return cpu::attention_causal_gqa(q, k, v, scale, seq_offsets, o);
-#ifdef TF_HAVE_CUDA
-  return cuda::attention_causal_gqa(q, k, v, scale, seq_offsets, o);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::attention_causal_gqa, TF_CUDA_KERNEL(cuda::attention_causal_gqa),
+             q, k, v, scale, seq_offsets, o);
 }
 
 }  // namespace tf

@@ -16,11 +16,7 @@ void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, fl
   expect_shapes(op, q.shape, {{"k", k}, {"v", v}, {"o", o}});
   require(o.data != q.data && o.data != k.data && o.data != v.data, std::string(op) + ": o may not alias q, k or v");
   const Device d = common_device(op, {&q, &k, &v, &o});
-  if (d == Device::CPU) return cpu::attention_single_head(q, k, v, scale, o);
-#ifdef TF_HAVE_CUDA
-  if (d == Device::CUDA) return cuda::attention_single_head(q, k, v, scale, o);
-#endif
-  no_cuda(op);
+  run_kernel(op, d, cpu::attention_single_head, TF_CUDA_KERNEL(cuda::attention_single_head), q, k, v, scale, o);
 }
 
 }  // namespace tf

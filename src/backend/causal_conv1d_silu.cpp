@@ -18,12 +18,7 @@ void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_
   expect_shape(op, "y", y, x.shape);
   if (y.data == x.data && y.nbytes() > 0) fail(std::string(op) + ": y must not alias x");
   check_seq_offsets(op, seq_offsets, x.dim(0));
-  if (dev == Device::CPU) return cpu::causal_conv1d_silu(x, w, seq_offsets, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::causal_conv1d_silu(x, w, seq_offsets, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::causal_conv1d_silu, TF_CUDA_KERNEL(cuda::causal_conv1d_silu), x, w, seq_offsets, y);
 }
 
 }  // namespace tf

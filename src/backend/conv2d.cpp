@@ -34,11 +34,7 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
   }
   require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
   const Device d = residual ? common_device(op, {&x, &w, &bias, &y, residual}) : common_device(op, {&x, &w, &bias, &y});
-  if (d == Device::CPU) return cpu::conv2d(x, w, bias, g, y, residual);
-#ifdef TF_HAVE_CUDA
-  if (d == Device::CUDA) return cuda::conv2d(x, w, bias, g, y, residual);
-#endif
-  no_cuda(op);
+  run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual);
 }
 
 }  // namespace tf

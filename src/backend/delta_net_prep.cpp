@@ -25,12 +25,8 @@ void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const
   expect_shapes(op, {T, Hv}, {{"b", b}, {"a", a}});
   expect_shapes(op, {Hv}, {{"A_log", A_log}, {"dt_bias", dt_bias}});
   expect_shapes(op, {T, Hv}, {{"beta", beta}, {"g", g}});
-  if (dev == Device::CPU) return cpu::delta_net_prep(mixed, b, a, A_log, dt_bias, q, k, v, beta, g);
-#ifdef TF_HAVE_CUDA
-  return cuda::delta_net_prep(mixed, b, a, A_log, dt_bias, q, k, v, beta, g);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::delta_net_prep, TF_CUDA_KERNEL(cuda::delta_net_prep),
+             mixed, b, a, A_log, dt_bias, q, k, v, beta, g);
 }
 
 }  // namespace tf

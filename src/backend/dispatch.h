@@ -1,9 +1,11 @@
 #pragma once
 // How an op is laid out (ggml/MLX style): declared once in backend/<op>.h as a free function on
-// tensors; backend/<op>.cpp checks geometry and dispatches by device to cpu::<op>
+// tensors; backend/<op>.cpp checks geometry and dispatches by device (run_kernel) to cpu::<op>
 // (backend/cpu/<op>.cpp) or cuda::<op> (backend/cuda/<op>.cu). Families call only backend/<op>.h.
 #include <initializer_list>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "core/error.h"
 #include "core/tensor.h"
@@ -59,6 +61,22 @@ inline void expect_elementwise(const char* op, DType want, std::initializer_list
 
 [[noreturn]] inline void no_cuda(const char* op) {
   fail(std::string(op) + ": this build has no CUDA backend (use --device cpu)");
+}
+
+// An op's CUDA kernel for run_kernel: nullptr in a build without CUDA, where cuda::<op> does not exist.
+#ifdef TF_HAVE_CUDA
+#define TF_CUDA_KERNEL(kernel) (&kernel)
+#else
+#define TF_CUDA_KERNEL(kernel) nullptr
+#endif
+
+// Runs an op on the device its tensors live on: cpu_kernel on the CPU, cuda_kernel on CUDA;
+// without a CUDA kernel (a build without CUDA) CUDA tensors are refused by the op's name.
+template <class Kernel, class... Args>
+void run_kernel(const char* op, Device d, Kernel cpu_kernel, std::type_identity_t<Kernel> cuda_kernel, Args&&... args) {
+  if (d == Device::CPU) return cpu_kernel(std::forward<Args>(args)...);
+  if (d == Device::CUDA && cuda_kernel) return cuda_kernel(std::forward<Args>(args)...);
+  no_cuda(op);
 }
 
 }  // namespace tf

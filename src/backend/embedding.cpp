@@ -17,12 +17,7 @@ void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
   if (table.rank() != 2) fail(std::string(op) + ": table is " + table.describe() + ", expected [vocab, hidden]");
   if (ids.rank() != 1) fail(std::string(op) + ": ids is " + ids.describe() + ", expected [n]");
   expect_shape(op, "out", out, {ids.dim(0), table.dim(1)});
-  if (dev == Device::CPU) return cpu::embedding(table, ids, out);
-#ifdef TF_HAVE_CUDA
-  return cuda::embedding(table, ids, out);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::embedding, TF_CUDA_KERNEL(cuda::embedding), table, ids, out);
 }
 
 }  // namespace tf

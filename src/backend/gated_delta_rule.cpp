@@ -25,12 +25,7 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   expect_shapes(op, {T, Hv}, {{"beta", beta}, {"g", g}});
   expect_shape(op, "o", o, v.shape);
   check_seq_offsets(op, seq_offsets, T);
-  if (dev == Device::CPU) return cpu::gated_delta_rule(q, k, v, beta, g, seq_offsets, o);
-#ifdef TF_HAVE_CUDA
-  return cuda::gated_delta_rule(q, k, v, beta, g, seq_offsets, o);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::gated_delta_rule, TF_CUDA_KERNEL(cuda::gated_delta_rule), q, k, v, beta, g, seq_offsets, o);
 }
 
 }  // namespace tf

@@ -22,11 +22,7 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
   expect_shapes(op, {c}, {{"gamma", gamma}, {"beta", beta}});
   expect_shape(op, "y", y, x.shape);
   const Device d = common_device(op, {&x, &gamma, &beta, &y});
-  if (d == Device::CPU) return cpu::group_norm(x, gamma, beta, groups, eps, silu, y);
-#ifdef TF_HAVE_CUDA
-  if (d == Device::CUDA) return cuda::group_norm(x, gamma, beta, groups, eps, silu, y);
-#endif
-  no_cuda(op);
+  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y);
 }
 
 }  // namespace tf

@@ -18,12 +18,7 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
          x.describe());
   expect_shape(op, "y", y, {x.dim(0), w.dim(0)});
   if (y.data == x.data && y.nbytes() > 0) fail(std::string(op) + ": y must not alias x");
-  if (dev == Device::CPU) return cpu::linear(x, w, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::linear(x, w, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::linear, TF_CUDA_KERNEL(cuda::linear), x, w, y);
 }
 
 }  // namespace tf

@@ -12,12 +12,7 @@ void residual_add(Tensor& h, const Tensor& d) {
   const char* op = "residual_add";
   Device dev = common_device(op, {&h, &d});
   expect_elementwise(op, DType::BF16, {{"h", h}, {"d", d}});
-  if (dev == Device::CPU) return cpu::residual_add(h, d);
-#ifdef TF_HAVE_CUDA
-  return cuda::residual_add(h, d);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::residual_add, TF_CUDA_KERNEL(cuda::residual_add), h, d);
 }
 
 }  // namespace tf

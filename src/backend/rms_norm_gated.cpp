@@ -17,12 +17,7 @@ void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps
   expect_shape(op, "z", z, x.shape);
   expect_shape(op, "w", w, {x.dim(1)});
   expect_shape(op, "y", y, x.shape);
-  if (dev == Device::CPU) return cpu::rms_norm_gated(x, z, w, eps, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::rms_norm_gated(x, z, w, eps, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::rms_norm_gated, TF_CUDA_KERNEL(cuda::rms_norm_gated), x, z, w, eps, y);
 }
 
 }  // namespace tf

@@ -22,12 +22,7 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
   expect_dtypes(op, DType::BF16, {{"x", x}, {"y", y}});
   check_norm_weight(op, x, w);
   expect_shape(op, "y", y, x.shape);
-  if (dev == Device::CPU) return cpu::rms_norm_zero_centred(x, w, eps, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::rms_norm_zero_centred(x, w, eps, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::rms_norm_zero_centred, TF_CUDA_KERNEL(cuda::rms_norm_zero_centred), x, w, eps, y);
 }
 
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
@@ -37,12 +32,8 @@ void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor
   check_norm_weight(op, h, w);
   expect_shapes(op, h.shape, {{"d", d}, {"y", y}});
   if (y.data == h.data || y.data == d.data) fail(std::string(op) + ": y must not alias h or d");
-  if (dev == Device::CPU) return cpu::residual_add_rms_norm_zero_centred(h, d, w, eps, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::residual_add_rms_norm_zero_centred(h, d, w, eps, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::residual_add_rms_norm_zero_centred, TF_CUDA_KERNEL(cuda::residual_add_rms_norm_zero_centred),
+             h, d, w, eps, y);
 }
 
 }  // namespace tf

@@ -26,12 +26,7 @@ void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const S
   if (longest > cos.dim(0))
     fail(std::string(op) + ": a sequence of " + std::to_string(longest) + " tokens needs rope tables of at least that " +
          "many positions, got " + std::to_string(cos.dim(0)));
-  if (dev == Device::CPU) return cpu::rope_partial(x, cos, sin, seq_offsets, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::rope_partial(x, cos, sin, seq_offsets, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::rope_partial, TF_CUDA_KERNEL(cuda::rope_partial), x, cos, sin, seq_offsets, y);
 }
 
 }  // namespace tf

@@ -12,12 +12,7 @@ void sigmoid_gate(const Tensor& x, const Tensor& gate, Tensor& y) {
   const char* op = "sigmoid_gate";
   Device dev = common_device(op, {&x, &gate, &y});
   expect_elementwise(op, DType::BF16, {{"x", x}, {"gate", gate}, {"y", y}});
-  if (dev == Device::CPU) return cpu::sigmoid_gate(x, gate, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::sigmoid_gate(x, gate, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::sigmoid_gate, TF_CUDA_KERNEL(cuda::sigmoid_gate), x, gate, y);
 }
 
 }  // namespace tf

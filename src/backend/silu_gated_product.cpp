@@ -12,12 +12,7 @@ void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y) {
   const char* op = "silu_gated_product";
   Device dev = common_device(op, {&gate, &up, &y});
   expect_elementwise(op, DType::BF16, {{"gate", gate}, {"up", up}, {"y", y}});
-  if (dev == Device::CPU) return cpu::silu_gated_product(gate, up, y);
-#ifdef TF_HAVE_CUDA
-  return cuda::silu_gated_product(gate, up, y);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::silu_gated_product, TF_CUDA_KERNEL(cuda::silu_gated_product), gate, up, y);
 }
 
 }  // namespace tf

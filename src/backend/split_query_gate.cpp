@@ -15,12 +15,7 @@ void split_query_gate(const Tensor& qg, Tensor& query, Tensor& gate) {
   if (query.rank() != 3) fail(std::string(op) + ": query is " + query.describe() + ", expected [T, heads, head_dim]");
   expect_shape(op, "gate", gate, query.shape);
   expect_shape(op, "qg", qg, {query.dim(0), query.dim(1) * 2 * query.dim(2)});
-  if (dev == Device::CPU) return cpu::split_query_gate(qg, query, gate);
-#ifdef TF_HAVE_CUDA
-  return cuda::split_query_gate(qg, query, gate);
-#else
-  no_cuda(op);
-#endif
+  run_kernel(op, dev, cpu::split_query_gate, TF_CUDA_KERNEL(cuda::split_query_gate), qg, query, gate);
 }
 
 }  // namespace tf

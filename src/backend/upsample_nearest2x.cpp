@@ -15,11 +15,7 @@ void upsample_nearest2x(const Tensor& x, Tensor& y) {
   require(x.rank() == 3, std::string(op) + ": x is " + x.describe() + ", expected [C, H, W]");
   expect_shape(op, "y", y, {x.dim(0), 2 * x.dim(1), 2 * x.dim(2)});
   const Device d = common_device(op, {&x, &y});
-  if (d == Device::CPU) return cpu::upsample_nearest2x(x, y);
-#ifdef TF_HAVE_CUDA
-  if (d == Device::CUDA) return cuda::upsample_nearest2x(x, y);
-#endif
-  no_cuda(op);
+  run_kernel(op, d, cpu::upsample_nearest2x, TF_CUDA_KERNEL(cuda::upsample_nearest2x), x, y);
 }
 
 }  // namespace tf
