@@ -16,7 +16,6 @@ namespace {
 
 struct ErrorSink {
   char message[256] = "";
-  bool over_limit = false;  // libpng warned that a side exceeds our limit before failing the IHDR
 };
 
 void on_error(png_structp png, png_const_charp msg) {
@@ -24,10 +23,7 @@ void on_error(png_structp png, png_const_charp msg) {
   std::snprintf(sink->message, sizeof sink->message, "%s", msg ? msg : "libpng error");
   png_longjmp(png, 1);
 }
-void on_warning(png_structp png, png_const_charp msg) {
-  auto* sink = static_cast<ErrorSink*>(png_get_error_ptr(png));
-  if (msg && std::strstr(msg, "exceeds user limit")) sink->over_limit = true;
-}
+void on_warning(png_structp, png_const_charp) {}
 
 struct File {
   FILE* f = nullptr;
@@ -93,26 +89,55 @@ bool read_rows(FILE* f, const std::string& path, RgbImage& out, std::string& con
 
 }  // namespace
 
-RgbImage read_png_rgb8(const std::string& path, std::string* conversion) {
+namespace {
+
+// The size the IHDR chunk declares (it must come first), read before libpng: libpng's refusal of
+// a side over the limit does not say the size.
+bool declared_size(FILE* f, uint32_t& width, uint32_t& height) {
+  unsigned char b[16];  // after the signature: length, "IHDR", width, height
+  if (std::fread(b, 1, sizeof b, f) != sizeof b || std::memcmp(b + 4, "IHDR", 4) != 0) return false;
+  auto be32 = [](const unsigned char* p) { return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3]; };
+  width = be32(b + 8);
+  height = be32(b + 12);
+  return true;
+}
+
+RgbImage read_png(const std::string& path, std::string* conversion, bool header_only) {
   File file;
   file.f = std::fopen(path.c_str(), "rb");
   if (!file.f) fail(path + ": cannot open (" + std::strerror(errno) + ")");
   unsigned char sig[8];
   if (std::fread(sig, 1, 8, file.f) != 8 || png_sig_cmp(sig, 0, 8) != 0) fail(path + ": not a PNG file");
-  std::rewind(file.f);
+  uint32_t w = 0, h = 0;
+  const bool declared = declared_size(file.f, w, h);
+  if (declared && (w == 0 || h == 0 || w > kMaxPngSide || h > kMaxPngSide))
+    fail(path + ": picture of " + std::to_string(w) + "x" + std::to_string(h) +
+         " pixels refused: each side must be 1 to " + std::to_string(kMaxPngSide));
   RgbImage out;
+  if (header_only) {
+    if (!declared) fail(path + ": corrupt or truncated PNG (no IHDR chunk after the signature)");
+    out.width = w;
+    out.height = h;
+    return out;
+  }
+  std::rewind(file.f);
   std::string conv, refusal;
   ErrorSink sink;
-  if (!read_rows(file.f, path, out, conv, sink, refusal)) {
-    const std::string m = sink.message;
-    if (sink.over_limit || m.find("exceeds user limit") != std::string::npos)
-      fail(path + ": picture is larger than " + std::to_string(kMaxPngSide) + " pixels on a side (" + m + ")");
-    fail(path + ": corrupt or truncated PNG (" + m + ")");
-  }
+  if (!read_rows(file.f, path, out, conv, sink, refusal))
+    fail(path + ": corrupt or truncated PNG (" + std::string(sink.message) + ")");
   if (!refusal.empty())
     fail(path + ": picture of " + refusal + " pixels refused: each side must be 1 to " + std::to_string(kMaxPngSide));
   if (conversion) *conversion = conv;
   return out;
+}
+
+}  // namespace
+
+RgbImage read_png_rgb8(const std::string& path, std::string* conversion) { return read_png(path, conversion, false); }
+
+PictureSize read_png_size(const std::string& path) {
+  const RgbImage header = read_png(path, nullptr, true);
+  return {header.width, header.height};
 }
 
 void write_png_rgb8(const std::string& path, const RgbImage& image) {

@@ -20,6 +20,14 @@ constexpr int64_t kMaxPngSide = 16384;
 // `conversion` (optional) receives "" for 8-bit RGB, else what was converted, e.g. "RGBA -> RGB (alpha dropped)".
 RgbImage read_png_rgb8(const std::string& path, std::string* conversion = nullptr);
 
+struct PictureSize {
+  int64_t width = 0, height = 0;
+};
+
+// The size the picture's IHDR declares (no pixels read, nothing past the IHDR checked), with
+// read_png_rgb8's size refusals, so a run can be sized before any pixel memory is allocated.
+PictureSize read_png_size(const std::string& path);
+
 void write_png_rgb8(const std::string& path, const RgbImage& image);
 
 }  // namespace tf

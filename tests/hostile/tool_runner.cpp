@@ -132,6 +132,21 @@ void edit_json_file(const fs::path& p, const std::function<void(nlohmann::json&)
   write_bytes(p, j.dump(2));
 }
 
+std::string png_header_only(uint32_t width, uint32_t height) {
+  std::string b = std::string("\x89PNG\r\n\x1a\n", 8) + std::string("\0\0\0\x0d", 4) + "IHDR";
+  for (uint32_t v : {width, height})
+    for (int i = 3; i >= 0; --i) b.push_back(static_cast<char>(v >> (8 * i)));
+  b += std::string("\x08\x02\0\0\0", 5);  // 8-bit RGB, no interlace
+  uint32_t crc = 0xffffffffu;  // CRC-32 of "IHDR" + data
+  for (size_t i = 12; i < b.size(); ++i) {
+    crc ^= static_cast<uint8_t>(b[i]);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+  }
+  crc ^= 0xffffffffu;
+  for (int i = 3; i >= 0; --i) b.push_back(static_cast<char>(crc >> (8 * i)));
+  return b;
+}
+
 fs::path first_safetensors(const fs::path& dir) {
   std::vector<fs::path> found;
   for (auto& e : fs::directory_iterator(dir))

@@ -54,6 +54,10 @@ void rewrite_safetensors_header(const fs::path& p, const std::string& header);
 void edit_safetensors_header(const fs::path& p, const std::function<void(nlohmann::json&)>& edit);
 // A JSON file (a config) parsed, edited and written back with two-space indent.
 void edit_json_file(const fs::path& p, const std::function<void(nlohmann::json&)>& edit);
+// A PNG of a valid IHDR (CRC included) for a width x height RGB 8-bit picture and no pixels: a
+// header any size check sees, for sizes too large to write.
+std::string png_header_only(uint32_t width, uint32_t height);
+
 // The first *.safetensors file of a folder (sorted by name).
 fs::path first_safetensors(const fs::path& dir);
 
