@@ -1,5 +1,7 @@
 #include "backend/device.h"
 
+#include <unistd.h>
+
 #include "core/error.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/runtime.h"
@@ -26,6 +28,19 @@ std::string peak_memory_line(Device d) {
 #endif
   (void)d;
   return "";
+}
+
+AvailableMemory available_memory(Device d) {
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA) {
+    cuda::release_cached_memory();
+    return {cuda::memory_stats().device_free, "free GPU memory"};
+  }
+#endif
+  (void)d;
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page <= 0) fail("cannot read this machine's physical memory size (sysconf)");
+  return {static_cast<uint64_t>(pages) * static_cast<uint64_t>(page), "physical memory"};
 }
 
 }  // namespace tf

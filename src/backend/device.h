@@ -1,6 +1,7 @@
 #pragma once
 // Choosing the backend from a --device flag: the CUDA runtime is started (and the GPU checked)
 // only when asked for.
+#include <cstdint>
 #include <string>
 
 #include "core/tensor.h"
@@ -13,5 +14,13 @@ Device select_device(const std::string& flag);
 
 // "peak GPU memory: ..." for a CUDA run (the runtime's count since start), "" on the CPU.
 std::string peak_memory_line(Device d);
+
+// What a run on `d` may use at most: the machine's physical memory on the CPU, the GPU's free
+// memory (after the runtime returns its cached blocks) on CUDA.
+struct AvailableMemory {
+  uint64_t bytes = 0;
+  std::string what;  // "physical memory", "free GPU memory"
+};
+AvailableMemory available_memory(Device d);
 
 }  // namespace tf

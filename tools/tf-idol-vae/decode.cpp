@@ -4,7 +4,9 @@
 
 #include "backend/device.h"
 #include "common/command.h"
+#include "common/memory_limit.h"
 #include "core/error.h"
+#include "families/flux2_vae/memory.h"
 #include "families/flux2_vae/model.h"
 #include "families/flux2_vae/pixels.h"
 #include "families/flux2_vae/tokens.h"
@@ -18,6 +20,7 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
        tokens = std::make_shared<std::string>(), out = std::make_shared<std::string>(),
        device = std::make_shared<std::string>("cpu");
   auto height = std::make_shared<int64_t>(0), width = std::make_shared<int64_t>(0);
+  auto max_memory = std::make_shared<double>(0);
   c.add_option("--model", *model, "pipeline folder or its vae/ folder")->required();
   auto* l = c.add_option("--latents", *latents, "safetensors with `latents` F32 [Cz, H/8, W/8] (the posterior's space)");
   auto* t = c.add_option("--tokens", *tokens,
@@ -28,8 +31,12 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
   c.add_option("--width", *width, "picture width (with --tokens)");
   c.add_option("--out", *out, "output PNG")->required();
   c.add_option("--device", *device, "cpu or cuda");
+  tf::tools::add_max_memory_flag(c, max_memory);
   return [=]() -> int {
     if (latents->empty() == tokens->empty()) tf::fail("give one of --latents FILE or --tokens FILE");
+    if (!tokens->empty() && (*height > tf::kMaxPngSide || *width > tf::kMaxPngSide))
+      tf::fail("--height/--width: a " + std::to_string(*width) + "x" + std::to_string(*height) +
+               " picture is refused: each side must be at most " + std::to_string(tf::kMaxPngSide));
     const tf::Device dev = tf::select_device(*device);
     const auto vae = tf::flux2_vae::Vae::load(*model, dev, {false, true});
     const auto& cfg = vae.config();
@@ -42,10 +49,20 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
       if (z.dtype != tf::DType::F32 || z.rank() != 3 || z.dim(0) != cfg.latent_channels)
         tf::fail(*latents + ": tensor \"latents\" is " + z.describe() + ", expected F32 [" +
                  std::to_string(cfg.latent_channels) + ", H/8, W/8]");
+      const int64_t d = cfg.downscale(), limit = tf::kMaxPngSide / d;
+      if (z.dim(1) > limit || z.dim(2) > limit)
+        tf::fail(*latents + ": tensor \"latents\" is " + z.describe() + ", which decodes to a " +
+                 std::to_string(z.dim(2) * d) + "x" + std::to_string(z.dim(1) * d) +
+                 " picture; each side must be at most " + std::to_string(tf::kMaxPngSide) + " (latents at most " +
+                 std::to_string(limit) + " on a side)");
+      tf::flux2_vae::require_memory_for(tf::flux2_vae::Direction::Decode, cfg, z.dim(2) * d, z.dim(1) * d, dev,
+                                        tf::tools::memory_limit(dev, *max_memory), "--latents " + *latents);
     } else {
       const int64_t m = cfg.picture_multiple(), d = cfg.downscale();
       if (*height <= 0 || *width <= 0 || *height % m || *width % m)
         tf::fail("--height and --width (with --tokens) must be positive multiples of " + std::to_string(m));
+      tf::flux2_vae::require_memory_for(tf::flux2_vae::Direction::Decode, cfg, *width, *height, dev,
+                                        tf::tools::memory_limit(dev, *max_memory), "--height/--width");
       const auto f = tf::SafetensorsFile::open(*tokens);
       const char* name = f->has("tokens") ? "tokens" : "feature2";
       if (!f->has(name)) tf::fail(*tokens + ": no tensor \"tokens\" or \"feature2\"");

@@ -4,7 +4,9 @@
 
 #include "backend/device.h"
 #include "common/command.h"
+#include "common/memory_limit.h"
 #include "core/error.h"
+#include "families/flux2_vae/memory.h"
 #include "families/flux2_vae/model.h"
 #include "families/flux2_vae/pixels.h"
 #include "io/png.h"
@@ -17,6 +19,7 @@ tf::tools::RegisterCommand reg("encode", "picture -> Idol's feature2 tokens", []
        noise = std::make_shared<std::string>(), out = std::make_shared<std::string>(),
        device = std::make_shared<std::string>("cpu");
   auto mean = std::make_shared<bool>(false), save_latents = std::make_shared<bool>(false);
+  auto max_memory = std::make_shared<double>(0);
   c.add_option("--model", *model, "pipeline folder or its vae/ folder")->required();
   c.add_option("--image", *image, "8-bit PNG, sides multiples of 16")->required();
   auto* n = c.add_option("--noise", *noise, "safetensors with `noise` F32 [Cz, H/8, W/8] (Idol's posterior sample)");
@@ -26,6 +29,7 @@ tf::tools::RegisterCommand reg("encode", "picture -> Idol's feature2 tokens", []
   c.add_option("--out", *out, "output safetensors (`feature2`)")->required();
   c.add_flag("--save-latents", *save_latents, "also write `latents` F32 [Cz, H/8, W/8]");
   c.add_option("--device", *device, "cpu or cuda");
+  tf::tools::add_max_memory_flag(c, max_memory);
   return [=]() -> int {
     if (noise->empty() && !*mean) tf::fail("give --noise FILE (Idol's posterior sample) or --mean");
     const tf::Device dev = tf::select_device(*device);
@@ -33,6 +37,10 @@ tf::tools::RegisterCommand reg("encode", "picture -> Idol's feature2 tokens", []
     const auto vae = tf::flux2_vae::Vae::load(*model, dev, {true, false});
     const auto& cfg = vae.config();
     std::fprintf(stderr, "%s\n", cfg.summary().c_str());
+    // sized from the header before any pixel memory: an absurd picture is refused by name
+    const tf::PictureSize size = tf::read_png_size(*image);
+    tf::flux2_vae::require_memory_for(tf::flux2_vae::Direction::Encode, cfg, size.width, size.height, dev,
+                                      tf::tools::memory_limit(dev, *max_memory), "--image " + *image);
     std::string conversion;
     const tf::RgbImage img = tf::read_png_rgb8(*image, &conversion);
     if (!conversion.empty()) std::fprintf(stderr, "%s: converted %s\n", image->c_str(), conversion.c_str());

@@ -9,8 +9,10 @@
 
 #include "backend/device.h"
 #include "common/command.h"
+#include "common/memory_limit.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "families/moss_image/memory.h"
 #include "families/moss_image/prompt_encoder.h"
 #include "io/safetensors.h"
 #include "text/utf8.h"
@@ -43,6 +45,7 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
     std::string model, prompt_file, negative_file, out, device = "cpu";
     bool keep_f32_params = false;
   };
+  auto max_memory = std::make_shared<double>(0);
   auto o = std::make_shared<Opts>();
   c.add_option("--model", o->model, "pipeline folder (model_index.json) or text encoder folder")->required();
   c.add_option("--prompt-file", o->prompt_file, "UTF-8 text file holding the prompt")->required();
@@ -51,7 +54,8 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
   c.add_option("--device", o->device, "cpu or cuda");
   c.add_flag("--keep-f32-params", o->keep_f32_params,
              "use A_log and linear_attn.norm.weight as stored (F32) instead of rounding them to bf16 as transformers does");
-  return [o]() -> int {
+  tf::tools::add_max_memory_flag(c, max_memory);
+  return [o, max_memory]() -> int {
     std::vector<std::string> prompts{tf::read_text_file(o->prompt_file)};
     tf::text::require_valid_utf8(prompts[0], "--prompt-file " + o->prompt_file);
     if (!o->negative_file.empty()) {
@@ -67,9 +71,17 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
       auto t1 = std::chrono::steady_clock::now();
       std::fprintf(stderr, "encoder: %s\n", enc.encoder().config().summary().c_str());
       const bool show = tf::tools::progress_visible();
-      encoded = enc.encode(prompts, [show](int64_t step, int64_t steps) {
-        if (show) std::fprintf(stderr, "\r  step %lld/%lld", static_cast<long long>(step), static_cast<long long>(steps));
-      });
+      const std::string what = "--prompt-file " + o->prompt_file +
+                               (o->negative_file.empty() ? "" : " and --negative-file " + o->negative_file);
+      encoded = enc.encode(
+          prompts,
+          [show](int64_t step, int64_t steps) {
+            if (show) std::fprintf(stderr, "\r  step %lld/%lld", static_cast<long long>(step), static_cast<long long>(steps));
+          },
+          [&](int64_t tokens) {
+            tf::moss_image::require_memory_for_tokens(enc.encoder().config(), tokens,
+                                                      tf::tools::memory_limit(device, *max_memory), what);
+          });
       if (show) std::fprintf(stderr, "\n");
       load_s = std::chrono::duration<double>(t1 - t0).count();
       run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();

@@ -17,7 +17,8 @@ std::vector<int32_t> PromptEncoder::tokenize(const std::string& prompt, bool cha
 }
 
 std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts,
-                                                 const Encoder::Progress& progress) const {
+                                                 const Encoder::Progress& progress,
+                                                 const std::function<void(int64_t tokens)>& before_forward) const {
   std::vector<EncodedPrompt> out;
   std::vector<int32_t> packed;
   SeqOffsets offsets{0};
@@ -33,6 +34,7 @@ std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>&
     offsets.push_back(static_cast<int64_t>(packed.size()));
     out.push_back(std::move(e));
   }
+  if (before_forward) before_forward(static_cast<int64_t>(packed.size()));
   Tensor rows = encoder_.forward(packed, offsets, progress);
   for (size_t k = 0; k < out.size(); ++k) {
     Tensor r = empty(DType::BF16, {offsets[k + 1] - offsets[k], encoder_.config().hidden});

@@ -2,6 +2,7 @@
 // MOSS-Image's prompt encoding end to end: the pipeline's chat format -> the native tokenizer ->
 // one forward of all prompts packed along the token axis -> each prompt's final-norm rows.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -25,9 +26,10 @@ class PromptEncoder {
   // Ids of a prompt in the chat format (or as raw text).
   std::vector<int32_t> tokenize(const std::string& prompt, bool chat = true) const;
 
-  // All prompts in one pass over the weights; each gets its own ids and rows.
-  std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts,
-                                    const Encoder::Progress& progress = {}) const;
+  // All prompts in one pass over the weights; each gets its own ids and rows. `before_forward`
+  // (optional) sees the packed token count once every prompt is tokenized and may refuse it.
+  std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts, const Encoder::Progress& progress = {},
+                                    const std::function<void(int64_t tokens)>& before_forward = {}) const;
 
   const Encoder& encoder() const { return encoder_; }
   const text::ChatFormat& chat_format() const { return chat_; }
