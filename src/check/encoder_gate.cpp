@@ -30,6 +30,8 @@ std::vector<CasePrompt> case_prompts(const SafetensorsFile& f) {
   if (!list.is_array() || list.empty()) fail(f.path() + ": metadata \"prompts\" must be a non-empty list");
   std::vector<CasePrompt> out;
   for (const Json& p : list) {
+    if (!p.is_object() || !p.contains("text") || !p.at("text").is_string())
+      fail(f.path() + ": metadata \"prompts\" entry " + std::to_string(out.size()) + " must be an object with a string \"text\"");
     std::string fmt = json_string_or(p, "format", "chat", f.path() + " prompts");
     if (fmt != "chat" && fmt != "raw") fail(f.path() + ": prompt format \"" + fmt + "\", expected chat or raw");
     out.push_back({json_string_or(p, "text", "", f.path() + " prompts"), fmt == "chat"});
@@ -84,10 +86,16 @@ EncoderGateReport run_encoder_gate(const moss_image::Encoder& enc, const Encoder
     std::string p = "p";
     p += std::to_string(k);
     p += ".";
+    if (!f.has(p + "ids")) fail(f.path() + ": case lacks tensor \"" + p + "ids\"");
     Tensor ids_t = f.get(p + "ids");
-    if (ids_t.dtype != DType::I32 || ids_t.rank() != 1) fail(opt.case_path + ": " + p + "ids must be I32 [n]");
+    if (ids_t.dtype != DType::I32 || ids_t.rank() != 1 || ids_t.dim(0) < 1)
+      fail(f.path() + ": tensor \"" + p + "ids\" is " + ids_t.describe() + ", expected I32 [n] with n >= 1");
     const int64_t n = ids_t.dim(0);
     std::vector<int32_t> ids(ids_t.ptr<int32_t>(), ids_t.ptr<int32_t>() + n);
+    for (int64_t t = 0; t < n; ++t)
+      if (ids[t] < 0 || ids[t] >= enc.config().vocab_size)
+        fail(f.path() + ": tensor \"" + p + "ids\" holds id " + std::to_string(ids[t]) + " at position " +
+             std::to_string(t) + ", outside the model's vocabulary [0, " + std::to_string(enc.config().vocab_size) + ")");
     all_ids.push_back(ids);
     std::vector<int32_t> ours = opt.tokenize(prompts[k].text, prompts[k].chat);
     bool ids_ok = ours == ids;

@@ -17,15 +17,18 @@ namespace {
 
 using flux2_vae::Stage;
 
+bool is_float(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::BF16; }
+
+// F32, F64 or BF16 -> F32.
 Tensor as_f32(const Tensor& t) {
+  require(is_float(t.dtype), "case tensor " + t.describe() + " is not F32, F64 or BF16");
   Tensor out = empty(DType::F32, t.shape);
   float* o = out.ptr<float>();
   for (int64_t i = 0; i < t.numel(); ++i) {
     switch (t.dtype) {
       case DType::F32: o[i] = t.ptr<const float>()[i]; break;
       case DType::F64: o[i] = static_cast<float>(t.ptr<const double>()[i]); break;
-      case DType::BF16: o[i] = float_from_bf16_bits(t.ptr<const uint16_t>()[i]); break;
-      default: fail("case tensor " + t.describe() + " is not F32, F64 or BF16");
+      default: o[i] = float_from_bf16_bits(t.ptr<const uint16_t>()[i]); break;
     }
   }
   return out;
@@ -37,8 +40,7 @@ Tensor rounded_bf16(const Tensor& t) {
   return out;
 }
 
-RgbImage image_of(const Tensor& t, const std::string& where) {
-  require(t.dtype == DType::U8 && t.rank() == 3 && t.dim(2) == 3, where + " is " + t.describe() + ", expected U8 [H, W, 3]");
+RgbImage image_of(const Tensor& t) {
   RgbImage img;
   img.height = t.dim(0);
   img.width = t.dim(1);
@@ -56,6 +58,20 @@ class Case {
   Tensor get(const std::string& name) const {
     require(f_->has(name), path_ + ": the case has no tensor \"" + name + "\"");
     return f_->get(name);
+  }
+  // A float tensor (F32, F64 or BF16) of `shape`, as F32; `why` says where the shape comes from.
+  Tensor floats(const std::string& name, const Shape& shape, const std::string& why) const {
+    const Tensor t = get(name);
+    require(is_float(t.dtype) && t.shape == shape, path_ + ": tensor \"" + name + "\" is " + t.describe() +
+                                                       ", expected F32, F64 or BF16 " + shape_str(shape) + " (" + why + ")");
+    return as_f32(t);
+  }
+  // An 8-bit RGB picture [H, W, 3].
+  RgbImage picture(const std::string& name) const {
+    const Tensor t = get(name);
+    require(t.dtype == DType::U8 && t.rank() == 3 && t.dim(2) == 3,
+            path_ + ": tensor \"" + name + "\" is " + t.describe() + ", expected U8 [H, W, 3]");
+    return image_of(t);
   }
   bool has(const std::string& name) const { return f_->has(name); }
   std::string meta(const std::string& key) const {
@@ -105,21 +121,26 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
   }
   require(plant_kind.empty() || plant_kind == "row-error" || plant_kind == "padding-row",
           "--plant " + opt.plant + ": expected row-error[@STAGE] or padding-row");
-  const RgbImage image = image_of(cs.get("input.image"), case_path + ": input.image");
-  const Tensor x = flux2_vae::picture_to_input(image, cfg.picture_multiple(), case_path);
-  const Tensor noise = as_f32(cs.get("input.noise"));
-  const Tensor latents = as_f32(cs.get("input.latents"));
+  const RgbImage image = cs.picture("input.image");
+  const Tensor x = flux2_vae::picture_to_input(image, cfg.picture_multiple(), case_path + ": tensor \"input.image\"");
+  const int64_t h = image.height / cfg.downscale(), w = image.width / cfg.downscale(), cz = cfg.latent_channels;
+  const std::string latent_why = "the latents of input.image under this model";
+  const Tensor noise = cs.floats("input.noise", {cz, h, w}, latent_why);
+  const Tensor latents = cs.floats("input.latents", {cz, h, w}, latent_why);
+  const std::vector<std::string> stage_names = split(cs.meta("stages"));
+  require(!stage_names.empty(), case_path + ": the case's metadata \"stages\" names no stage");
   VaeGateReport rep;
   log << "case " << case_path << ": " << image.width << "x" << image.height << ", reference "
       << cs.meta("reference") << "\n";
   log << "stage            ours: cosine  worst-row   limit: cosine  worst-row   torch bf16: cosine  worst-row  margin\n";
 
   std::string previous;
+  Shape previous_shape;
   bool all = true;
-  for (const std::string& name : split(cs.meta("stages"))) {
+  for (const std::string& name : stage_names) {
     Tensor got;
     if (name == "tokens.sample" || name == "tokens.mean") {
-      const Tensor moments = as_f32(cs.get("ref.enc.moments"));
+      const Tensor moments = cs.floats("ref.enc.moments", {2 * cz, h, w}, "this model's enc.moments");
       const Tensor z = flux2_vae::posterior_latents(moments, name == "tokens.sample" ? &noise : nullptr);
       got = flux2_vae::tokens_from_latents(z, vae.weights().bn_mean, vae.weights().bn_var, cfg.batch_norm_eps);
       if (plant_kind == "padding-row" && name == "tokens.sample") got.ptr<float>()[2 * got.dim(1) + 7] = 1e-3f;
@@ -129,9 +150,13 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
       Tensor in;
       if (name == "enc.conv_in") in = x;
       else if (name == "dec.conv_in") in = latents;
-      else in = as_f32(cs.get("ref." + previous));
+      else if (previous.empty() || (previous.rfind("enc.", 0) == 0) != enc)
+        fail(case_path + ": stage \"" + name + "\" needs the reference output of the stage before it, but the case's " +
+             "metadata \"stages\" lists none (it must start at enc.conv_in or dec.conv_in)");
+      else in = cs.floats("ref." + previous, previous_shape, "this model's " + previous);
       got = to_device(st.run(to_device(in, vae.device())), Device::CPU);
       previous = name;
+      previous_shape = got.shape;
     }
     if (plant_kind == "row-error" && name == plant_stage) {  // one row (token or position) 2% off
       const bool tokens = name.rfind("tokens.", 0) == 0;
@@ -140,9 +165,7 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
       float* base = got.ptr<float>() + (tokens ? row * got.dim(1) : row);
       for (int64_t c = 0; c < count; ++c) base[c * stride] *= 1.02f;
     }
-    const Tensor ref = cs.get("ref." + name);
-    require(ref.shape == got.shape, case_path + ": ref." + name + " is " + ref.describe() + " but this model's " +
-                                        name + " gives " + got.describe());
+    const Tensor ref = cs.floats("ref." + name, got.shape, "this model's " + name);
     VaeStageResult r;
     r.name = name;
     r.ours = compare(name, got, ref);
@@ -150,7 +173,7 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
     r.has_torch_bf16 = cs.has("bf16." + name);
     double cos_base = r.rounding.cosine_error, row_base = r.rounding.worst_row;
     if (r.has_torch_bf16) {
-      r.torch_bf16 = compare(name, as_f32(cs.get("bf16." + name)), ref);
+      r.torch_bf16 = compare(name, cs.floats("bf16." + name, got.shape, "this model's " + name), ref);
       cos_base = std::max(cos_base, r.torch_bf16.cosine_error);
       row_base = std::max(row_base, r.torch_bf16.worst_row);
     }
@@ -175,14 +198,17 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
   const flux2_vae::Encoded e1 = vae.encode(x, &noise);
   const flux2_vae::Encoded e2 = vae.encode(x, &noise);
   rep.repeat_pass = same_bytes(e1.feature2, e2.feature2) && same_bytes(e1.latents, e2.latents);
-  rep.whole_encode = compare_rows(e1.feature2, cs.get("ref.tokens.sample"));
+  rep.whole_encode = compare_rows(e1.feature2, cs.floats("ref.tokens.sample", e1.feature2.shape, "this model's feature2"));
   if (cs.has("ref.tokens.mean"))
-    rep.whole_encode_mean = compare_rows(vae.encode(x, nullptr).feature2, cs.get("ref.tokens.mean"));
+    rep.whole_encode_mean = compare_rows(vae.encode(x, nullptr).feature2,
+                                         cs.floats("ref.tokens.mean", e1.feature2.shape, "this model's feature2"));
   const Tensor picture = vae.decode(latents);
-  rep.whole_decode = compare_positions(picture, cs.get("ref.dec.out"));
+  rep.whole_decode = compare_positions(picture, cs.floats("ref.dec.out", picture.shape, "this model's decoded picture"));
   const RgbImage ours = flux2_vae::output_to_picture(picture);
-  const RgbImage want = image_of(cs.get("ref.picture"), case_path + ": ref.picture");
-  require(ours.rgb.size() == want.rgb.size(), case_path + ": ref.picture's size differs from the decoded picture's");
+  const RgbImage want = cs.picture("ref.picture");
+  require(want.width == ours.width && want.height == ours.height,
+          case_path + ": tensor \"ref.picture\" is " + std::to_string(want.width) + "x" + std::to_string(want.height) +
+              ", the decoded picture " + std::to_string(ours.width) + "x" + std::to_string(ours.height));
   for (size_t i = 0; i < ours.rgb.size(); ++i)
     rep.picture_max_level_difference = std::max(rep.picture_max_level_difference, std::abs(int(ours.rgb[i]) - int(want.rgb[i])));
   rep.picture_pass = rep.picture_max_level_difference <= 1;
