@@ -1,10 +1,13 @@
 #pragma once
 // 2-D convolution (cross-correlation, as torch's Conv2d) of one channel-major picture with bias
 // and an optional fused residual: y = residual + (bias + sum_k w * x).
-// Numerics: every backend accumulates the products of the bf16 weight (exact in fp32) and the fp32
+// Numerics: every backend accumulates the products of the bf16 weight (exact in fp32) and the
 // input in fp32, then adds the bias (bf16 -> fp32), then the residual, each one fp32 rounding.
-// CPU: each output is one sequential sum over k = (ci, ky, kx) in that order, each term a fused
-// multiply-add (zero-padding terms included), started from 0 — the same bytes on every x86 ISA.
+// CPU: the fp32 input as is; each output is one sequential sum over k = (ci, ky, kx) in that order,
+// each term a fused multiply-add (zero-padding terms included), started from 0 — the same bytes
+// on every x86 ISA.
+// CUDA: the bf16 tensor cores see each input as hi = bf16(x) plus lo = bf16(x - hi), about 16
+// significant bits (|x - hi - lo| <= 2^-16 |x|); w * hi and w * lo are exact fp32 terms.
 #include "core/tensor.h"
 
 namespace tf {

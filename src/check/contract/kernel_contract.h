@@ -37,6 +37,9 @@ using HostRun = std::function<void(const std::vector<Tensor>& in, std::vector<Te
 struct Control {
   std::string name;  // "dropped-output-rounding"
   std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, const HostRun& real)> run;
+  // Where the variant is a fault (empty: every backend); a variant that is another backend's
+  // declared numerics is no fault there.
+  std::vector<Device> only_on;
 };
 
 class Rng;
@@ -48,6 +51,9 @@ struct KernelContract {
   std::function<std::vector<Case>(Rng&)> random_cases;       // gate 2: several sizes
   std::function<std::vector<Case>(Rng&)> adversarial_cases;  // gate 4
   std::function<Reference(const Case&)> reference;
+  // The CUDA kernel's own rounding model, where the op's header declares numerics for CUDA that
+  // differ from the CPU's (empty: `reference` holds on every backend).
+  std::function<Reference(const Case&)> cuda_reference;
   RunFn run;
   std::vector<Control> controls;
   // Gate 5: the largest geometries the kernel supports (shapes only, see shape_only; inputs are

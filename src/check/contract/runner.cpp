@@ -1,5 +1,6 @@
 #include "check/contract/runner.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -94,7 +95,8 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
   for (Case& c : k.random_cases(rng_random)) cases.push_back({std::move(c), {}, "gate 2"});
   if (k.adversarial_cases)
     for (Case& c : k.adversarial_cases(rng_adversarial)) cases.push_back({std::move(c), {}, "gate 4"});
-  for (Prepared& p : cases) p.ref = k.reference(p.c);
+  const bool own_model = opt.backend == Device::CUDA && k.cuda_reference;
+  for (Prepared& p : cases) p.ref = own_model ? k.cuda_reference(p.c) : k.reference(p.c);
 
   // Gates 1, 2 and 4 on the kernel itself.
   Comparison gate2, gate4;
@@ -153,9 +155,10 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
   std::string fams;
   for (const std::string& f : k.families) fams += (fams.empty() ? "" : ",") + f;
   const char* verdict = o.pass ? "PASS" : (k.known_finding.empty() ? "FAIL" : "KNOWN");
-  std::fprintf(out, "%-6s kernel %s [%s] on %s: gate 1 %s; gate 2 %d cases, %lld values, worst %s of allowance; "
+  std::fprintf(out, "%-6s kernel %s [%s] on %s%s: gate 1 %s; gate 2 %d cases, %lld values, worst %s of allowance; "
                     "gate 4 %d cases, worst %s of allowance%s (%.2f s)\n",
-               verdict, k.name.c_str(), fams.c_str(), device_name(opt.backend), gate1_ok ? "ok" : "FAILED (below)", n2,
+               verdict, k.name.c_str(), fams.c_str(), device_name(opt.backend),
+               own_model ? " (its CUDA rounding model)" : "", gate1_ok ? "ok" : "FAILED (below)", n2,
                static_cast<long long>(gate2.checked), fixed(gate2.outside ? gate2.worst_excess : gate2.used).c_str(), n4,
                fixed(gate4.outside ? gate4.worst_excess : gate4.used).c_str(),
                limit_cases ? ("; gate 5 " + std::to_string(limit_cases) + " supported sizes launched").c_str() : "",
@@ -166,6 +169,8 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
 
   // Gate 3: each control must fail gate 2 or gate 4 on some case.
   for (const Control& ctl : k.controls) {
+    if (!ctl.only_on.empty() && std::find(ctl.only_on.begin(), ctl.only_on.end(), opt.backend) == ctl.only_on.end())
+      continue;
     ++o.controls;
     std::string caught, error;
     for (const Prepared& p : cases) {
@@ -192,7 +197,7 @@ KernelOutcome run_kernel_contract(const KernelContract& k, const ContractOptions
                    error.empty() ? "within the allowance on every case" : ("the control failed to run: " + short_text(error)).c_str());
     }
   }
-  if (k.controls.empty()) std::fprintf(out, "         (no controls registered)\n");
+  if (o.controls == 0) std::fprintf(out, "         (no controls registered for this backend)\n");
   std::fflush(out);
   return o;
 }

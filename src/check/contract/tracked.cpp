@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numbers>
+#include <utility>
 
 namespace tf::contract {
 
@@ -86,22 +87,68 @@ Tracked f32_div(Tracked a, Tracked b) {
   return {q, after_rounding(q, e_in)};
 }
 
-Tracked f32_sum(std::span<const Tracked> terms) {
+void F32Sum::add_value(double v) {
   // Neumaier's compensated sum keeps the float64 reference exact to a few units of 2^-53.
-  double s = 0, c = 0, abs_sum = 0, e_sum = 0;
-  int64_t live = 0;
-  for (const Tracked& t : terms) {
-    double y = s + t.v;
-    c += std::fabs(s) >= std::fabs(t.v) ? (s - y) + t.v : (t.v - y) + s;
-    s = y;
-    abs_sum += std::fabs(t.v);
-    e_sum += t.e;
-    if (t.v != 0 || t.e != 0) ++live;  // adding an exact zero is exact
+  double y = s_ + v;
+  c_ += std::fabs(s_) >= std::fabs(v) ? (s_ - y) + v : (v - y) + s_;
+  s_ = y;
+}
+
+void F32Sum::add(Tracked t) {
+  add_value(t.v);
+  abs_ += std::fabs(t.v);
+  e_ += t.e;
+  if (t.v != 0 || t.e != 0) ++live_;  // adding an exact zero is exact
+}
+
+void F32Sum::add_split_bf16_product(Tracked a, Tracked b) {
+  if (a.e == 0 && b.e == 0) {
+    Bf16Split x = bf16_split(a.v), y = bf16_split(b.v);
+    for (auto [p, q] : {std::pair{x.hi, y.hi}, {x.hi, y.lo}, {x.lo, y.hi}}) add(f32_mul(exact(p), exact(q)));
+    return;
   }
-  s += c;
-  if (live <= 1) return {s, e_sum};
-  double e = e_sum + gamma32(live - 1) * (abs_sum + e_sum) + static_cast<double>(live - 1) * kEta32 + kU64 * abs_sum;
-  return {s, e};
+  // Bounds for a part the kernel split from its own value: bf16 rounding is 2^-8 relative, or
+  // 2^-134 absolute among bf16's subnormals.
+  constexpr double kHi = 0x1p-8, kRest = 0x1p-16, kTiny = 0x1p-133;
+  const double am = std::fabs(a.v) + a.e, bm = std::fabs(b.v) + b.e;
+  auto one_exact = [&](double exact_v, Tracked other, double other_max) {
+    // hi_e (O - r_O) + lo_e (O - d_O) = (hi_e + lo_e) O - hi_e r_O - lo_e d_O
+    Bf16Split x = bf16_split(exact_v);
+    const double known = x.hi + x.lo;
+    add_value(known * other.v);
+    e_ += std::fabs(known) * other.e + (std::fabs(x.hi) * kRest + std::fabs(x.lo) * kHi) * other_max +
+          (std::fabs(x.hi) + std::fabs(x.lo)) * kTiny;
+    abs_ += (std::fabs(x.hi) + std::fabs(x.lo)) * other_max * (1 + 2 * kHi);
+  };
+  if (a.e == 0) {
+    one_exact(a.v, b, bm);
+  } else if (b.e == 0) {
+    one_exact(b.v, a, am);
+  } else {
+    // (A - r_A)(B - r_B) - lo_A lo_B: at most 3 * 2^-16 |A B| from A B, plus the subnormal floors.
+    add_value(a.v * b.v);
+    e_ += std::fabs(a.v) * b.e + std::fabs(b.v) * a.e + a.e * b.e + 3 * kRest * am * bm * (1 + kHi) +
+          2 * kTiny * (am + bm);
+    abs_ += am * bm * (1 + 2 * kHi);
+  }
+  live_ += 3;
+}
+
+Tracked F32Sum::result() const {
+  double s = s_ + c_;
+  if (live_ <= 1) return {s, e_};
+  return {s, e_ + gamma32(live_ - 1) * (abs_ + e_) + static_cast<double>(live_ - 1) * kEta32 + kU64 * abs_};
+}
+
+Tracked f32_sum(std::span<const Tracked> terms) {
+  F32Sum sum;
+  for (const Tracked& t : terms) sum.add(t);
+  return sum.result();
+}
+
+Bf16Split bf16_split(double x) {
+  const double hi = bf16_of(x);
+  return {hi, std::isfinite(hi) ? bf16_of(f32_of(x - hi)) : 0.0};
 }
 
 Tracked f32_dot(std::span<const Tracked> a, std::span<const Tracked> b) {

@@ -48,6 +48,30 @@ Tracked f32_neg(Tracked a);
 
 // An fp32 sum of the terms in any order (sequential, pairwise, split over threads or warps).
 Tracked f32_sum(std::span<const Tracked> terms);
+
+// How the kernel splits an fp32 value for the bf16 tensor cores: hi = bf16(x), lo = bf16(x - hi)
+// (the difference is exact in fp32), both round-to-nearest-even; x - hi - lo is dropped.
+struct Bf16Split {
+  double hi = 0, lo = 0;
+};
+Bf16Split bf16_split(double x);
+
+// f32_sum built term by term, for sums whose terms are not all plain values.
+class F32Sum {
+ public:
+  void add(Tracked t);
+  // The product a * b as split-bf16 tensor cores form it: hi*hi + hi*lo + lo*hi, three exact fp32
+  // terms of the sum (lo*lo and the split's remainders are dropped). An exact operand is split as
+  // the kernel splits it; an operand the kernel computed itself is bounded (|x - hi| <= 2^-8 |x|,
+  // |x - hi - lo| <= 2^-16 |x|).
+  void add_split_bf16_product(Tracked a, Tracked b);
+  Tracked result() const;
+
+ private:
+  double s_ = 0, c_ = 0, abs_ = 0, e_ = 0;  // Neumaier sum and compensation, sum of |terms|, of errors
+  int64_t live_ = 0;                        // terms that are not exact zeros
+  void add_value(double v);
+};
 // An fp32 dot product: each product rounded once, then an fp32 sum in any order.
 Tracked f32_dot(std::span<const Tracked> a, std::span<const Tracked> b);
 

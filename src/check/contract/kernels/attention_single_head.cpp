@@ -4,6 +4,10 @@
 //   t_j = exp(s_j - m), plus what a streaming softmax adds: each of at most R = N - 1 rescales
 //         multiplies by exp(m_old - m_new) (4u) and rounds the product (1u), so 5u R relative;
 //   l = fp32 sum of t_j;  o_c = fp32 dot(t, v_c) / l.
+// CUDA (declared in backend/attention_single_head.h): both products on split-bf16 tensor cores,
+// the whole row's softmax at once: s_j = fp32(split dot(q_i, k_j)) * scale; t_j = exp(s_j - m);
+// l = sum of t_j (in double, rounded once: within the fp32 sum's bound); p_j = t_j / l;
+// o_c = split dot(p, v_c).
 #include "backend/attention_single_head.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
@@ -27,19 +31,21 @@ Case random_case(Rng& rng, int64_t d, int64_t n, double sigma = 1.0) {
                    random_normal(rng, DType::F32, {d, n}), scale, "random");
 }
 
+// Token-major copy of a channel-major [d, n] input: out[i * d + ch] = x[ch, i].
+std::vector<Tracked> token_major(const Tensor& x) {
+  const int64_t d = x.dim(0), n = x.dim(1);
+  std::vector<Tracked> v = tracked_of(x), t(v.size());
+  for (int64_t ch = 0; ch < d; ++ch)
+    for (int64_t i = 0; i < n; ++i) t[i * d + ch] = v[ch * n + i];
+  return t;
+}
+
 Reference attention_reference(const Case& c) {
   const int64_t d = c.inputs[0].dim(0), n = c.inputs[0].dim(1);
   const Tracked scale = exact(f32_of(c.params[0]));
-  std::vector<Tracked> q = tracked_of(c.inputs[0]), k = tracked_of(c.inputs[1]), v = tracked_of(c.inputs[2]);
-  // Token-major copies: qt[i] = q[:, i], kt[j] = k[:, j], vt[ch] = v[ch, :].
-  std::vector<Tracked> qt(q.size()), kt(k.size());
-  for (int64_t ch = 0; ch < d; ++ch)
-    for (int64_t i = 0; i < n; ++i) {
-      qt[i * d + ch] = q[ch * n + i];
-      kt[i * d + ch] = k[ch * n + i];
-    }
+  std::vector<Tracked> qt = token_major(c.inputs[0]), kt = token_major(c.inputs[1]), v = tracked_of(c.inputs[2]);
   const double rescale_u = 5.0 * static_cast<double>(n - 1) * kU32;
-  std::vector<Tracked> o(q.size()), s(static_cast<size_t>(n)), t(static_cast<size_t>(n));
+  std::vector<Tracked> o(v.size()), s(static_cast<size_t>(n)), t(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     std::span<const Tracked> qi(qt.data() + i * d, static_cast<size_t>(d));
     Tracked m{-std::numeric_limits<double>::infinity(), 0};
@@ -55,6 +61,32 @@ Reference attention_reference(const Case& c) {
     Tracked l = f32_sum(t);
     for (int64_t ch = 0; ch < d; ++ch)
       o[ch * n + i] = f32_div(f32_dot(t, std::span<const Tracked>(v.data() + ch * n, static_cast<size_t>(n))), l);
+  }
+  return {o};
+}
+
+Reference attention_reference_split_gemm(const Case& c) {
+  const int64_t d = c.inputs[0].dim(0), n = c.inputs[0].dim(1);
+  const Tracked scale = exact(f32_of(c.params[0]));
+  std::vector<Tracked> qt = token_major(c.inputs[0]), kt = token_major(c.inputs[1]), v = tracked_of(c.inputs[2]);
+  std::vector<Tracked> o(v.size()), s(static_cast<size_t>(n)), t(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    Tracked m{-std::numeric_limits<double>::infinity(), 0};
+    for (int64_t j = 0; j < n; ++j) {
+      F32Sum dot;
+      for (int64_t ch = 0; ch < d; ++ch) dot.add_split_bf16_product(qt[i * d + ch], kt[j * d + ch]);
+      s[j] = f32_mul(dot.result(), scale);
+      m.v = std::fmax(m.v, s[j].v);
+      m.e = std::fmax(m.e, s[j].e);
+    }
+    for (int64_t j = 0; j < n; ++j) t[j] = f32_exp(f32_sub(s[j], m));
+    Tracked l = f32_sum(t);
+    for (int64_t j = 0; j < n; ++j) t[j] = f32_div(t[j], l);
+    for (int64_t ch = 0; ch < d; ++ch) {
+      F32Sum dot;
+      for (int64_t j = 0; j < n; ++j) dot.add_split_bf16_product(v[ch * n + j], t[j]);
+      o[ch * n + i] = dot.result();
+    }
   }
   return {o};
 }
@@ -142,6 +174,7 @@ void register_attention_single_head(bool cuda) {
     return cs;
   };
   k.reference = attention_reference;
+  k.cuda_reference = attention_reference_split_gemm;
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     attention_single_head(in[0], in[1], in[2], static_cast<float>(p[0]), out[0]);
   };

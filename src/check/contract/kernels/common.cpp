@@ -36,7 +36,8 @@ Control perturbed_inputs(std::string name, std::function<void(std::vector<Tensor
             std::vector<Tensor> changed = copies(in);
             perturb(changed);
             real(changed, out, p);
-          }};
+          },
+          {}};
 }
 
 Control perturbed_outputs(std::string name,
@@ -45,7 +46,8 @@ Control perturbed_outputs(std::string name,
           [perturb](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, const HostRun& real) {
             real(in, out, p);
             perturb(in, out);
-          }};
+          },
+          {}};
 }
 
 Control perturbed_params(std::string name, std::function<void(Params& p)> perturb) {
@@ -54,12 +56,18 @@ Control perturbed_params(std::string name, std::function<void(Params& p)> pertur
             Params changed = p;
             perturb(changed);
             real(in, out, changed);
-          }};
+          },
+          {}};
 }
 
 Control reimplemented(std::string name, HostKernel faulty) {
   return {std::move(name), [faulty](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p,
-                                    const HostRun&) { faulty(in, out, p); }};
+                                    const HostRun&) { faulty(in, out, p); }, {}};
+}
+
+Control cpu_only(Control c) {
+  c.only_on = {Device::CPU};
+  return c;
 }
 
 Tensor shape_only(DType t, Shape s) {

@@ -21,6 +21,8 @@ Control perturbed_params(std::string name, std::function<void(Params& p)> pertur
 // A control that replaces the kernel with a faulty host re-implementation.
 using HostKernel = std::function<void(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p)>;
 Control reimplemented(std::string name, HostKernel faulty);
+// The control as a fault of the CPU backend only (CUDA declares that variant as its numerics).
+Control cpu_only(Control c);
 
 // Host copies of tensors (fresh storage).
 std::vector<Tensor> copies(const std::vector<Tensor>& ts);

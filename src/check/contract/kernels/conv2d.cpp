@@ -2,6 +2,8 @@
 // Rounding model: each product of a bf16 weight and an fp32 input is one fp32 rounding; the
 // products, the bias and the residual are one fp32 sum of n + 2 terms in any order (which covers
 // "bias last, residual after" and "accumulator started from the bias" alike).
+// CUDA (declared in backend/conv2d.h): each input enters as its bf16 split, so each product is the
+// two exact terms w * hi + w * lo of a sum of 2n + 2 terms.
 #include "backend/conv2d.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
@@ -37,28 +39,30 @@ Case make_case(Rng& rng, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k
   return c;
 }
 
-Reference conv2d_reference(const Case& c) {
+Reference conv2d_reference(const Case& c, bool split_inputs) {
   const Tensor &x = c.inputs[0], &w = c.inputs[1];
   Conv2dGeometry g = geometry(c.params);
   const int64_t ci = x.dim(0), h = x.dim(1), wd = x.dim(2), co = w.dim(0), kh = w.dim(2), kw = w.dim(3);
   const int64_t ho = c.outputs[0].dim(1), wo = c.outputs[0].dim(2);
   std::vector<Tracked> xv = tracked_of(x), wv = tracked_of(w), bv = tracked_of(c.inputs[2]);
   std::vector<Tracked> rv = c.params[5] != 0 ? tracked_of(c.inputs[3]) : std::vector<Tracked>{};
-  std::vector<Tracked> y(static_cast<size_t>(co * ho * wo)), terms;
+  std::vector<Tracked> y(static_cast<size_t>(co * ho * wo));
   for (int64_t o = 0; o < co; ++o)
     for (int64_t i = 0; i < ho; ++i)
       for (int64_t j = 0; j < wo; ++j) {
-        terms.clear();
+        F32Sum sum;
         for (int64_t cc = 0; cc < ci; ++cc)
           for (int64_t a = 0; a < kh; ++a)
             for (int64_t b = 0; b < kw; ++b) {
               int64_t yy = i * g.stride - g.pad_top + a, xx = j * g.stride - g.pad_left + b;
               if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;  // zero padding: exact zero terms
-              terms.push_back(f32_mul(wv[((o * ci + cc) * kh + a) * kw + b], xv[(cc * h + yy) * wd + xx]));
+              const Tracked &wt = wv[((o * ci + cc) * kh + a) * kw + b], &xt = xv[(cc * h + yy) * wd + xx];
+              if (split_inputs) sum.add_split_bf16_product(wt, xt);
+              else sum.add(f32_mul(wt, xt));
             }
-        terms.push_back(bv[o]);
-        if (!rv.empty()) terms.push_back(rv[(o * ho + i) * wo + j]);
-        y[(o * ho + i) * wo + j] = f32_sum(terms);
+        sum.add(bv[o]);
+        if (!rv.empty()) sum.add(rv[(o * ho + i) * wo + j]);
+        y[(o * ho + i) * wo + j] = sum.result();
       }
   return {y};
 }
@@ -121,15 +125,16 @@ void register_conv2d(bool cuda) {
     return std::vector<Case>{cancelling_taps(rng, false), cancelling_taps(rng, true), cancelling_taps(rng, false, true),
                              make_case(rng, 4, 3, 5, 5, 3, {1, 1, 1, 1, 1, 0}, 0x1p60)};  // large range
   };
-  k.reference = conv2d_reference;
+  k.reference = [](const Case& c) { return conv2d_reference(c, false); };
+  k.cuda_reference = [](const Case& c) { return conv2d_reference(c, true); };
   k.run = run_conv2d;
   k.controls = {
       perturbed_inputs("tf32-staging", [](std::vector<Tensor>& in) { map_values(in[0], tf32_of); }),
       perturbed_inputs("bf16-activations", [](std::vector<Tensor>& in) { map_values(in[0], bf16_of); }),
       // Activations as a bf16 high part plus a bf16 low part (about 16 significant bits).
-      perturbed_inputs("bf16-hi-lo-split", [](std::vector<Tensor>& in) {
-        map_values(in[0], [](double x) { double hi = bf16_of(x); return hi + bf16_of(x - hi); });
-      }),
+      cpu_only(perturbed_inputs("bf16-hi-lo-split", [](std::vector<Tensor>& in) {
+        map_values(in[0], [](double x) { Bf16Split s = bf16_split(x); return s.hi + s.lo; });
+      })),
       perturbed_inputs("dropped-bias", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 0.0; }); }),
       perturbed_inputs("swapped-kernel-axes", [](std::vector<Tensor>& in) {
         Tensor& w = in[1];  // [co, ci, kh, kw] -> taps read as [kw, kh]

@@ -27,7 +27,7 @@ Case make_case(Tensor x, int64_t rotary_dim, const SeqOffsets& o, std::string wh
 // fault: 0 none, 1 rotate_half with the sign on the wrong half, 2 interleaved pairs (GPT-J
 // layout), 3 positions not restarted per sequence, 4 one rounding of the fp32 sum of products.
 void faulty_rope(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p, int fault) {
-  const int64_t T = in[0].dim(0), H = in[0].dim(1), D = in[0].dim(2), half = in[1].dim(1);
+  const int64_t H = in[0].dim(1), D = in[0].dim(2), half = in[1].dim(1);
   SeqOffsets o = offsets_from(p, 0);
   std::vector<double> x = values_of(in[0]), cs = values_of(in[1]), sn = values_of(in[2]), y(x);
   for (size_t s = 0; s + 1 < o.size(); ++s)
