@@ -71,77 +71,133 @@ __device__ __forceinline__ float row_group_sum(float v) {
   return v;
 }
 
+// Tokens staged in shared memory per step (double-buffered, by cp.async).
+constexpr int kChunk = 8;
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void cp_async_4(float* dst, const float* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared_address(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async_16(float* dst, const float* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+// A staging buffer's floats: k and q rows [kChunk][2][dk], then v [kChunk][4], g [kChunk], beta [kChunk].
+__host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * dk + 6); }
+
 // One warp per (sequence, value head, 4 state columns): lane = 4 * row_group + column, each lane
 // keeps R rows of its column of S in registers (8 row groups cover dk <= 8R). Per token:
 //   S *= exp(g); kv = S^T k; d = (v - kv) * beta; S += k d^T; o = bf16(S^T q)
-// The next token's inputs are loaded while this one computes, and nothing waits on them until the
-// token's arithmetic is done, so the loop runs at the latency of its own dependency chain.
+// The next kChunk tokens' inputs are copied to shared memory while this chunk computes, so each
+// token runs at the latency of its own dependency chain, not of a global load.
 template <int R>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
-                                        const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv) {
-  const int lane = threadIdx.x, gi = lane / 4;
-  const int s = blockIdx.z, h = blockIdx.y, j = blockIdx.x * 4 + lane % 4, hk = h / (Hv / Hk);
+                                        const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
+                                        bool rows16) {
+  extern __shared__ __align__(16) float staged[];  // two staging buffers
+  const int lane = threadIdx.x, gi = lane / 4, col = lane % 4;
+  const int s = blockIdx.z, h = blockIdx.y, j = blockIdx.x * 4 + col, hk = h / (Hv / Hk);
   const bool has_col = j < dv;
-  const bool full = dk == 8 * R;  // every row real: 16-byte loads
+  const bool full = dk == 8 * R;  // every row real: vector reads
   const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1];
+  const int stride = staged_floats(dk);
+
+  // Every lane issues its share of chunk c's copies into buffer `buf`, as one commit group.
+  auto stage = [&](int c, int buf) {
+    float* base = staged + buf * stride;
+    const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
+    if (rows16) {
+      const int pieces = dk / 4;  // 16-byte pieces per k or q row
+      for (int idx = lane; idx < n * 2 * pieces; idx += 32) {
+        const int i = idx / (2 * pieces), rem = idx % (2 * pieces), which = rem / pieces, off = (rem % pieces) * 4;
+        cp_async_16(base + (2 * i + which) * dk + off, (which ? q : k) + (int64_t(tc + i) * Hk + hk) * dk + off);
+      }
+    } else {
+      for (int idx = lane; idx < n * 2 * dk; idx += 32) {
+        const int i = idx / (2 * dk), rem = idx % (2 * dk), which = rem / dk, off = rem % dk;
+        cp_async_4(base + (2 * i + which) * dk + off, (which ? q : k) + (int64_t(tc + i) * Hk + hk) * dk + off);
+      }
+    }
+    float* sv = base + kChunk * 2 * dk;
+    for (int idx = lane; idx < n * 6; idx += 32) {
+      const int i = idx / 6, f = idx % 6;
+      const int64_t th = int64_t(tc + i) * Hv + h;
+      if (f < 4) {
+        if (blockIdx.x * 4 + f < dv) cp_async_4(sv + 4 * i + f, v + th * dv + blockIdx.x * 4 + f);
+      } else {
+        cp_async_4(sv + 4 * kChunk + (f - 4) * kChunk + i, (f == 4 ? g : beta) + th);
+      }
+    }
+    cp_async_commit();
+  };
+
   float S[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) S[r] = 0.0f;
 
-  float kr[R], qr[R], kn[R], qn[R];
-  float g_cur = 0, b_cur = 0, v_cur = 0, g_nxt = 0, b_nxt = 0, v_nxt = 0;
-  auto load = [&](int t, float (&kd)[R], float (&qd)[R], float& gd, float& bd, float& vd) {
-    const float* kt = k + (int64_t(t) * Hk + hk) * dk + gi * R;
-    const float* qt = q + (int64_t(t) * Hk + hk) * dk + gi * R;
-    if constexpr (R % 4 == 0) {
-      if (full) {
+  const int chunks = (t1 - t0 + kChunk - 1) / kChunk;
+  if (chunks > 0) stage(0, 0);
+  for (int c = 0; c < chunks; ++c) {
+    if (c + 1 < chunks) {
+      stage(c + 1, (c + 1) & 1);  // in flight while this chunk computes
+      cp_async_wait<1>();
+    } else {
+      cp_async_wait<0>();
+    }
+    __syncwarp();
+    const float* base = staged + (c & 1) * stride;
+    const float* sv = base + kChunk * 2 * dk;
+    const float* sg = sv + 4 * kChunk;
+    const float* sb = sg + kChunk;
+    const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
+    for (int i = 0; i < n; ++i) {
+      const float* kt = base + 2 * i * dk + gi * R;
+      const float* qt = kt + dk;
+      float kr[R], qr[R];
+      if constexpr (R % 4 == 0) {
+        if (full) {
 #pragma unroll
-        for (int r = 0; r < R; r += 4) {
-          float4 a = *reinterpret_cast<const float4*>(kt + r), b = *reinterpret_cast<const float4*>(qt + r);
-          kd[r] = a.x, kd[r + 1] = a.y, kd[r + 2] = a.z, kd[r + 3] = a.w;
-          qd[r] = b.x, qd[r + 1] = b.y, qd[r + 2] = b.z, qd[r + 3] = b.w;
+          for (int r = 0; r < R; r += 4) {
+            float4 a = *reinterpret_cast<const float4*>(kt + r), b = *reinterpret_cast<const float4*>(qt + r);
+            kr[r] = a.x, kr[r + 1] = a.y, kr[r + 2] = a.z, kr[r + 3] = a.w;
+            qr[r] = b.x, qr[r + 1] = b.y, qr[r + 2] = b.z, qr[r + 3] = b.w;
+          }
         }
       }
-    }
-    if (!(R % 4 == 0 && full)) {
+      if (!(R % 4 == 0 && full)) {
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          const bool real = gi * R + r < dk;
+          kr[r] = real ? kt[r] : 0.0f;
+          qr[r] = real ? qt[r] : 0.0f;
+        }
+      }
+      const float decay = expf(sg[i]), b_cur = sb[i], v_cur = has_col ? sv[4 * i + col] : 0.0f;
+      float kv = 0.0f;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        const bool real = gi * R + r < dk;
-        kd[r] = real ? kt[r] : 0.0f;
-        qd[r] = real ? qt[r] : 0.0f;
+        S[r] = S[r] * decay;
+        kv = kv + S[r] * kr[r];
       }
-    }
-    gd = g[int64_t(t) * Hv + h];
-    bd = beta[int64_t(t) * Hv + h];
-    vd = has_col ? v[(int64_t(t) * Hv + h) * dv + j] : 0.0f;
-  };
-
-  if (t0 < t1) load(t0, kr, qr, g_cur, b_cur, v_cur);
-  for (int t = t0; t < t1; ++t) {
-    if (t + 1 < t1) load(t + 1, kn, qn, g_nxt, b_nxt, v_nxt);  // in flight while this token computes
-    const float decay = expf(g_cur);
-    float kv = 0.0f;
+      kv = row_group_sum(kv);
+      const float d = (v_cur - kv) * b_cur;
+      float out = 0.0f;
 #pragma unroll
-    for (int r = 0; r < R; ++r) {
-      S[r] = S[r] * decay;
-      kv = kv + S[r] * kr[r];
+      for (int r = 0; r < R; ++r) {
+        S[r] = S[r] + kr[r] * d;
+        out = out + S[r] * qr[r];
+      }
+      out = row_group_sum(out);
+      if (gi == 0 && has_col) o[(int64_t(tc + i) * Hv + h) * dv + j] = st_bf16(out);
     }
-    kv = row_group_sum(kv);
-    const float d = (v_cur - kv) * b_cur;
-    float out = 0.0f;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      S[r] = S[r] + kr[r] * d;
-      out = out + S[r] * qr[r];
-    }
-    out = row_group_sum(out);
-    if (gi == 0 && has_col) o[(int64_t(t) * Hv + h) * dv + j] = st_bf16(out);
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      kr[r] = kn[r];
-      qr[r] = qn[r];
-    }
-    g_cur = g_nxt, b_cur = b_nxt, v_cur = v_nxt;
+    __syncwarp();  // this buffer is staged again for chunk c + 2
   }
 }
 
@@ -179,9 +235,12 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
          std::to_string(Hk) + ")");
   SeqTable seqs = make_seq_table("gated_delta_rule", seq_offsets);
   dim3 grid(static_cast<unsigned>((dv + 3) / 4), static_cast<unsigned>(Hv), static_cast<unsigned>(seqs.count));
+  const size_t smem = 2 * sizeof(float) * static_cast<size_t>(staged_floats(dk));
+  const bool rows16 = dk % 4 == 0 && (reinterpret_cast<uintptr_t>(q.data) & 15) == 0 &&
+                      (reinterpret_cast<uintptr_t>(k.data) & 15) == 0;
   auto args = [&](auto kernel) {
-    kernel<<<grid, 32, 0, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
-                                      g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv);
+    kernel<<<grid, 32, smem, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
+                                         g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16);
   };
   if (dk <= 8) args(gated_delta_rule_kernel<1>);
   else if (dk <= 16) args(gated_delta_rule_kernel<2>);
