@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The GPU machine's checks in one call: the CUDA tests, the CUDA kernel contract, per-op kernel
+# times at the released encoder geometry, then bench/encoder_vs_torch (ours and transformers in
+# the same run). Binaries are built on the build machine (release preset) and carried in BIN;
+# logs land in OUT (at most 8 files come back).
+#   BIN=.carry/verify OUT=$OUT TEST_DATA_AT=<the build's tests path> bench/gpu_verify.sh
+set -uo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+BIN=$(cd "${BIN:-build/release/bench}" && pwd)
+OUT=${OUT:-/tmp/gpu_verify}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$BIN:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv,noheader
+# the tests carry the build machine's absolute test-data path
+if [ -n "${TEST_DATA_AT:-}" ]; then mkdir -p "$(dirname "$TEST_DATA_AT")" && ln -sfn "$ROOT/tests" "$TEST_DATA_AT"; fi
+
+echo "== CUDA tests"
+timeout 240 "$BIN/test_cuda" --gtest_brief=1 > "$OUT/test_cuda.log" 2>&1; echo "test_cuda exit $?" | tee -a "$OUT/test_cuda.log"
+grep -E "FAILED|PASSED|Failure|off, first" "$OUT/test_cuda.log" | head -30
+
+echo "== kernel contract, CUDA"
+timeout 120 "$BIN/tf-kernel-contract" --backend cuda > "$OUT/contract_cuda.log" 2>&1; echo "contract exit $?" | tee -a "$OUT/contract_cuda.log"
+grep -E "^(PASS|FAIL|KNOWN)|MISSED|SUMMARY|LIMIT" "$OUT/contract_cuda.log" | cut -c1-220
+
+echo "== ops at 75 and 4096 tokens"
+timeout 120 "$BIN/bench_cuda_ops" 75 4096 > "$OUT/ops.log" 2>&1; cat "$OUT/ops.log"
+
+if [ "${SKIP_TORCH:-0}" != 1 ]; then
+  echo "== encoder against torch"
+  BIN="$BIN" OUT=/tmp/gpu_verify_work timeout "${TORCH_BUDGET:-300}" "$HERE/encoder_vs_torch/run.sh" 2>&1 | grep -v "^  model-"
+  cp /tmp/gpu_verify_work/report.txt /tmp/gpu_verify_work/ours.jsonl /tmp/gpu_verify_work/torch.jsonl "$OUT/" 2>/dev/null
+fi
