@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The GPU machine's checks in one call: the CUDA tests, the CUDA kernel contract, per-op kernel
-# times at the released encoder geometry, then bench/encoder_vs_torch (ours and transformers in
-# the same run). Binaries are built on the build machine (release preset) and carried in BIN;
-# logs land in OUT (at most 8 files come back).
+# The GPU machine's checks in one call, most important first: the CUDA kernel contract, the CUDA
+# tests, per-op kernel times at the released encoder geometry, the FLUX.2 VAE through the family at
+# 1024^2 and 2048^2 (random weights saved by diffusers; needs diffusers importable), then
+# bench/encoder_vs_torch (ours and transformers in the same run). Binaries are built on the build
+# machine (release preset) and carried in BIN; logs land in OUT (at most 8 files come back).
 #   BIN=.carry/verify OUT=$OUT TEST_DATA_AT=<the build's tests path> bench/gpu_verify.sh
+#   SKIP_VAE=1, SKIP_TORCH=1 leave those parts out.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -16,16 +18,24 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv,nohead
 # the tests carry the build machine's absolute test-data path
 if [ -n "${TEST_DATA_AT:-}" ]; then mkdir -p "$(dirname "$TEST_DATA_AT")" && ln -sfn "$ROOT/tests" "$TEST_DATA_AT"; fi
 
+echo "== kernel contract, CUDA"
+timeout 60 "$BIN/tf-kernel-contract" --backend cuda > "$OUT/contract_cuda.log" 2>&1; echo "contract exit $?" | tee -a "$OUT/contract_cuda.log"
+grep -E "^(PASS|FAIL|KNOWN)|MISSED|SUMMARY|LIMIT" "$OUT/contract_cuda.log" | cut -c1-200
+
 echo "== CUDA tests"
-timeout 240 "$BIN/test_cuda" --gtest_brief=1 > "$OUT/test_cuda.log" 2>&1; echo "test_cuda exit $?" | tee -a "$OUT/test_cuda.log"
+timeout 90 "$BIN/test_cuda" --gtest_brief=1 > "$OUT/test_cuda.log" 2>&1; echo "test_cuda exit $?" | tee -a "$OUT/test_cuda.log"
 grep -E "FAILED|PASSED|Failure|off, first" "$OUT/test_cuda.log" | head -30
 
-echo "== kernel contract, CUDA"
-timeout 120 "$BIN/tf-kernel-contract" --backend cuda > "$OUT/contract_cuda.log" 2>&1; echo "contract exit $?" | tee -a "$OUT/contract_cuda.log"
-grep -E "^(PASS|FAIL|KNOWN)|MISSED|SUMMARY|LIMIT" "$OUT/contract_cuda.log" | cut -c1-220
-
 echo "== ops at 75 and 4096 tokens"
-timeout 120 "$BIN/bench_cuda_ops" 75 4096 > "$OUT/ops.log" 2>&1; cat "$OUT/ops.log"
+timeout 60 "$BIN/bench_cuda_ops" 75 4096 > "$OUT/ops.log" 2>&1; cat "$OUT/ops.log"
+
+if [ "${SKIP_VAE:-0}" != 1 ]; then
+  echo "== VAE through the family, 1024^2 and 2048^2"
+  { timeout 60 python3 "$HERE/vae_vs_torch_torch.py" --sizes 256 --precisions bf16 --reps 1 --out /tmp/vae_t.json \
+      --save-weights /tmp/vae-random 2>&1 | grep -v "float32" | tail -3
+    timeout 60 "$BIN/bench_vae_cuda" --model /tmp/vae-random --sizes 1024,2048 --reps 3; } > "$OUT/vae.log" 2>&1
+  cat "$OUT/vae.log"
+fi
 
 if [ "${SKIP_TORCH:-0}" != 1 ]; then
   echo "== encoder against torch"
