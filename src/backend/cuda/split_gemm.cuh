@@ -282,7 +282,8 @@ __global__ void __launch_bounds__(THREADS, NT == 2 ? 2 : 1) split_gemm_kernel(AS
       for (int j = 0; j < NT; ++j)
 #pragma unroll
         for (int q = 0; q < 4; ++q) part[i][j][q] = 0.f;
-#pragma unroll
+    // the two-block-per-SM tile (128 registers) keeps one k step's fragments live, not two
+#pragma unroll(NT == 2 ? 1 : 2)
     for (int kk = 0; kk < BK; kk += 16) {
       uint32_t bh[NT][2], bl[NT][2];
 #pragma unroll
