@@ -49,7 +49,7 @@ void require_memory_for_tokens(const EncoderConfig& c, int64_t tokens, const Ava
   const EncoderMemoryEstimate need = encoder_memory(c, tokens);
   if (need.bytes <= double(have.bytes)) return;
   // the most tokens that fit: the estimate is affine in the token count
-  const double per_token = (need.bytes - encoder_memory(c, 0).bytes) / double(tokens);
+  const double per_token = tokens > 0 ? (need.bytes - encoder_memory(c, 0).bytes) / double(tokens) : 0.0;
   const double room = double(have.bytes) - encoder_memory(c, 0).bytes;
   const int64_t fit = room > 0 && per_token > 0 ? int64_t(room / per_token) : 0;
   char buf[200];
