@@ -124,6 +124,13 @@ Tensor SafetensorsFile::get(const std::string& name) const {
   t.device = Device::CPU;
   t.data = const_cast<uint8_t*>(data_area_ + it->second.begin);
   t.storage = std::shared_ptr<void>(std::const_pointer_cast<void>(keep_), const_cast<uint8_t*>(base_));
+  // the format does not promise aligned offsets (nor a padded header): a misaligned view would be
+  // read with misaligned loads, so such a tensor is copied
+  if (reinterpret_cast<uintptr_t>(t.data) % dtype_size(t.dtype) != 0) {
+    Tensor aligned = empty(t.dtype, t.shape);
+    if (t.nbytes() > 0) std::memcpy(aligned.data, t.data, t.nbytes());
+    return aligned;
+  }
   return t;
 }
 

@@ -31,7 +31,8 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
   bool has(const std::string& name) const { return entries_.count(name) > 0; }
 
-  // A CPU view into the mapping; the view keeps the file mapped.
+  // A CPU view into the mapping; the view keeps the file mapped. A tensor the file places at an
+  // offset misaligned for its dtype comes back as an aligned copy.
   Tensor get(const std::string& name) const;
 
  private:

@@ -34,3 +34,29 @@ TEST(SafetensorsInMemory, SameEntriesAsTheFile) {
   EXPECT_NE(err.find("cut: tensor \"b\": data_offsets end"), std::string::npos) << err;
   std::filesystem::remove_all(dir);
 }
+
+// The format promises no alignment: a header of odd length puts every tensor at an odd address of
+// the mapping. get() must hand back an aligned tensor (a view would be read with misaligned loads,
+// which UBSan reports) with the same values.
+TEST(SafetensorsInMemory, MisalignedTensorsComeBackAligned) {
+  Tensor a = zeros(DType::F32, {3});
+  a.ptr<float>()[1] = -2.25f;
+  Tensor d = zeros(DType::F64, {2});
+  d.ptr<double>()[1] = 1e300;
+  for (size_t pad = 0; pad < 8; ++pad) {
+    const std::string header = "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,12]},"
+                               "\"d\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[12,28]}}" +
+                               std::string(pad, ' ');
+    std::string bytes(8, '\0');
+    for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(uint64_t(header.size()) >> (8 * i));
+    bytes += header;
+    bytes.append(static_cast<const char*>(a.data), 12);
+    bytes.append(static_cast<const char*>(d.data), 16);
+    auto m = SafetensorsFile::parse(bytes, "odd");
+    const Tensor ga = m->get("a"), gd = m->get("d");
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(ga.data) % alignof(float), 0u) << "pad " << pad;
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(gd.data) % alignof(double), 0u) << "pad " << pad;
+    EXPECT_EQ(ga.ptr<const float>()[1], -2.25f);
+    EXPECT_EQ(gd.ptr<const double>()[1], 1e300);
+  }
+}
