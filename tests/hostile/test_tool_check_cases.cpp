@@ -221,7 +221,7 @@ TEST(CheckCases, VaeMetadataMissingOrWrong) {
   for (size_t i = 0; i < wrong.size(); ++i) {
     CheckCase c("cc_vae_wrong_" + std::to_string(i), kVae, kVaeCase);
     const auto& [key, value, named] = wrong[i];
-    c.edit_metadata([&](Json& m) { m[key] = value; });
+    c.edit_metadata([&, k = key, v = value](Json& m) { m[k] = v; });  // clang 14 cannot capture bindings
     c.expect_fails({named});
   }
   {
