@@ -14,16 +14,9 @@ using namespace tf::contract;
 
 namespace {
 
-const KernelContract& registered(const std::string& name) {
-  register_all_kernels();
-  for (const KernelContract& k : kernel_registry())
-    if (k.name == name) return k;
-  throw std::runtime_error("no kernel " + name);
-}
-
 // The registered CUDA model, checked on the host against `emulation`.
 KernelOutcome run_against_cuda_model(const std::string& name, RunFn emulation) {
-  KernelContract k = registered(name);
+  KernelContract k = registered_kernel(name);
   EXPECT_TRUE(static_cast<bool>(k.cuda_reference)) << name << " declares no CUDA rounding model";
   k.reference = k.cuda_reference;
   k.run = std::move(emulation);
@@ -136,7 +129,7 @@ TEST(CudaRoundingModels, AttentionRejectsPlainBf16Operands) {
 
 TEST(CudaRoundingModels, TheCpuModelRejectsTheSplit) {
   // The split is a fault on the CPU (its header declares full fp32 inputs): the CPU model sees it.
-  KernelContract k = registered("conv2d");
+  KernelContract k = registered_kernel("conv2d");
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) { conv2d_emulation(in, out, p, false); };
   std::unique_ptr<FILE, int (*)(FILE*)> sink(std::tmpfile(), std::fclose);
   EXPECT_FALSE(run_kernel_contract(k, ContractOptions{}, sink.get()).pass);

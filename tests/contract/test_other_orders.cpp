@@ -16,13 +16,6 @@ using namespace tf::contract;
 
 namespace {
 
-const KernelContract& registered(const std::string& name) {
-  register_all_kernels();
-  for (const KernelContract& k : kernel_registry())
-    if (k.name == name) return k;
-  throw std::runtime_error("no kernel " + name);
-}
-
 KernelOutcome run(const KernelContract& k) {
   std::unique_ptr<FILE, int (*)(FILE*)> sink(std::tmpfile(), std::fclose);
   return run_kernel_contract(k, ContractOptions{}, sink.get());
@@ -99,14 +92,14 @@ void gqa_other_order(const std::vector<Tensor>& in, std::vector<Tensor>& out, co
 }  // namespace
 
 TEST(RoundingModels, DeltaRuleAdmitsAnotherCorrectOrder) {
-  KernelContract k = registered("gated_delta_rule");
+  KernelContract k = registered_kernel("gated_delta_rule");
   k.run = delta_rule_other_order;
   KernelOutcome o = run(k);
   EXPECT_TRUE(o.pass) << (o.problems.empty() ? "" : o.problems[0]);
 }
 
 TEST(RoundingModels, EagerAttentionAdmitsAStreamingFirstPass) {
-  KernelContract k = registered("attention_causal_gqa");
+  KernelContract k = registered_kernel("attention_causal_gqa");
   k.run = gqa_other_order;
   KernelOutcome o = run(k);
   EXPECT_TRUE(o.pass) << (o.problems.empty() ? "" : o.problems[0]);

@@ -71,4 +71,7 @@ void add_kernel(KernelContract k);
 // Called once before the registry is read: every kernel file's registration function.
 void register_all_kernels();
 
+// The registered kernel of that name (registering all first); an error names an unknown one.
+const KernelContract& registered_kernel(const std::string& name);
+
 }  // namespace tf::contract

@@ -1,6 +1,7 @@
 #include "check/contract/kernel_contract.h"
 
 #include "check/contract/kernels/kernels.h"
+#include "core/error.h"
 
 namespace tf::contract {
 
@@ -17,6 +18,13 @@ void register_all_kernels() {
   done = true;
   register_encoder_kernels();
   register_vae_kernels();
+}
+
+const KernelContract& registered_kernel(const std::string& name) {
+  register_all_kernels();
+  for (const KernelContract& k : kernel_registry())
+    if (k.name == name) return k;
+  fail("contract: no kernel named " + name + " is registered");
 }
 
 }  // namespace tf::contract
