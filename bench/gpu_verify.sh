@@ -7,11 +7,16 @@
 #   BIN=.carry/verify OUT=$OUT TEST_DATA_AT=<the build's tests path> bench/gpu_verify.sh
 #   SKIP_VAE=1, SKIP_TORCH=1 leave those parts out; BUDGET_S=N gives the encoder-against-torch
 #   part whatever is left of N seconds (minus 15), so the logs are written before an outer limit.
+#   RELEASED_GATE=1 then makes a released-geometry case with transformers on the GPU and runs the
+#   reference gate on it; OWN_GEMM=1 times the projections and the encoder with TF_GEMM=own
+#   (bench_cuda_runtime in BIN).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 BIN=$(cd "${BIN:-build/release/bench}" && pwd)
 OUT=${OUT:-/tmp/gpu_verify}
+WORK=/tmp/gpu_verify_work
+export CKPT=${CKPT:-/tmp/moss-random}
 mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$BIN:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
@@ -43,6 +48,24 @@ if [ "${SKIP_TORCH:-0}" != 1 ]; then
   left=$(( ${BUDGET_S:-100000} - SECONDS - 15 ))
   [ "$left" -gt 300 ] && left=300
   echo "(at most ${left} s)"
-  BIN="$BIN" OUT=/tmp/gpu_verify_work timeout "$left" "$HERE/encoder_vs_torch/run.sh" 2>&1 | grep -v "^  model-"
-  cp /tmp/gpu_verify_work/report.txt /tmp/gpu_verify_work/ours.jsonl /tmp/gpu_verify_work/torch.jsonl "$OUT/" 2>/dev/null
+  BIN="$BIN" OUT="$WORK" timeout "$left" "$HERE/encoder_vs_torch/run.sh" 2>&1 | grep -v "^  model-"
+  cp "$WORK/report.txt" "$WORK/ours.jsonl" "$WORK/torch.jsonl" "$OUT/" 2>/dev/null
+fi
+
+if [ "${RELEASED_GATE:-0}" = 1 ]; then
+  echo "== reference gate on CUDA, released geometry"
+  { timeout 300 python3 "$ROOT/python/cases/moss_image_case.py" encode --model "$CKPT" --out "$WORK/released-case.safetensors" \
+      --device cuda --token-counts 10,75 2>&1 | tail -5
+    TF_RELEASED_CASE="$WORK/released-case.safetensors" TF_RELEASED_MODEL="$CKPT" timeout 200 "$BIN/test_cuda" \
+      --gtest_filter='CudaGate.ReleasedGeometryCase' 2>&1 | grep -vE "^\[ *(RUN|OK) "; } > "$OUT/gate_released.log" 2>&1
+  tail -40 "$OUT/gate_released.log"
+fi
+
+if [ "${OWN_GEMM:-0}" = 1 ]; then
+  echo "== projections: cuBLASLt, then the own kernels"
+  { timeout 120 "$BIN/bench_cuda_runtime"; echo "-- TF_GEMM=own"; TF_GEMM=own timeout 120 "$BIN/bench_cuda_runtime"; } > "$WORK/gemm.log" 2>&1
+  grep -E "^(mlp|qkv|z /|k /|b /|device|-- )" "$WORK/gemm.log" > "$OUT/gemm.log"
+  TF_GEMM=own timeout 120 "$BIN/bench_encoder_timer" --model "$CKPT" --counts 10,34,75,256 --pair 75,10 --reps 15 \
+    > "$WORK/ours_own.jsonl" 2>/dev/null
+  python3 "$HERE/encoder_vs_torch/report.py" "$WORK/ours_own.jsonl" >> "$OUT/gemm.log"; cat "$OUT/gemm.log"
 fi

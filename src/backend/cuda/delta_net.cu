@@ -95,8 +95,8 @@ __host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * d
 // One warp per (sequence, value head, 4 state columns): lane = 4 * row_group + column, each lane
 // keeps R rows of its column of S in registers (8 row groups cover dk <= 8R). Per token:
 //   S *= exp(g); kv = S^T k; d = (v - kv) * beta; S += k d^T; o = bf16(S^T q)
-// The next kChunk tokens' inputs are copied to shared memory while this chunk computes, so each
-// token runs at the latency of its own dependency chain, not of a global load.
+// The next kChunk tokens' inputs are copied to shared memory while this chunk computes, so no
+// token waits for a global load.
 template <int R>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
