@@ -185,3 +185,11 @@ TEST(ToolSizes, MossEncodeRefusesPromptsOverTheMemoryLimit) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_TRUE(fs::exists(out));
 }
+
+TEST(ToolSizes, MaxMemoryMustBeAPositiveNumber) {
+  TF_REQUIRE_PROGRAM(kVae);
+  SizeCase c("size_bad_limit");
+  write_picture(c.image, 32, 32);
+  for (const char* v : {"abc", "-3", "0", "inf"})
+    expect_clean_failure(c.encode({"--max-memory", v}), kVae, {"--max-memory", "positive number of GiB", v}, {c.out});
+}
