@@ -109,31 +109,32 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1];
   const int stride = staged_floats(dk);
 
-  // Every lane issues its share of chunk c's copies into buffer `buf`, as one commit group.
+  // Every lane issues its share of chunk c's copies into buffer `buf`, as one commit group; lanes
+  // walk each token's pieces without integer division (this loop shares the issue slots).
   auto stage = [&](int c, int buf) {
     float* base = staged + buf * stride;
     const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
-    if (rows16) {
-      const int pieces = dk / 4;  // 16-byte pieces per k or q row
-      for (int idx = lane; idx < n * 2 * pieces; idx += 32) {
-        const int i = idx / (2 * pieces), rem = idx % (2 * pieces), which = rem / pieces, off = (rem % pieces) * 4;
-        cp_async_16(base + (2 * i + which) * dk + off, (which ? q : k) + (int64_t(tc + i) * Hk + hk) * dk + off);
-      }
-    } else {
-      for (int idx = lane; idx < n * 2 * dk; idx += 32) {
-        const int i = idx / (2 * dk), rem = idx % (2 * dk), which = rem / dk, off = rem % dk;
-        cp_async_4(base + (2 * i + which) * dk + off, (which ? q : k) + (int64_t(tc + i) * Hk + hk) * dk + off);
+    const int width = rows16 ? dk / 4 : dk;  // copies per k or q row
+    for (int i = 0; i < n; ++i) {
+      const float* kt = k + (int64_t(tc + i) * Hk + hk) * dk;
+      const float* qt = q + (int64_t(tc + i) * Hk + hk) * dk;
+      float* dst = base + 2 * i * dk;
+      for (int p = lane; p < 2 * width; p += 32) {
+        const bool is_q = p >= width;
+        const int piece = is_q ? p - width : p;
+        if (rows16) cp_async_16(dst + (is_q ? dk : 0) + 4 * piece, (is_q ? qt : kt) + 4 * piece);
+        else cp_async_4(dst + (is_q ? dk : 0) + piece, (is_q ? qt : kt) + piece);
       }
     }
     float* sv = base + kChunk * 2 * dk;
-    for (int idx = lane; idx < n * 6; idx += 32) {
-      const int i = idx / 6, f = idx % 6;
-      const int64_t th = int64_t(tc + i) * Hv + h;
-      if (f < 4) {
-        if (blockIdx.x * 4 + f < dv) cp_async_4(sv + 4 * i + f, v + th * dv + blockIdx.x * 4 + f);
-      } else {
-        cp_async_4(sv + 4 * kChunk + (f - 4) * kChunk + i, (f == 4 ? g : beta) + th);
-      }
+    if (lane < 4 * n) {  // v: lane = 4 * token + column
+      const int i = lane >> 2, f = lane & 3, cv = blockIdx.x * 4 + f;
+      if (cv < dv) cp_async_4(sv + lane, v + (int64_t(tc + i) * Hv + h) * dv + cv);
+    }
+    if (lane < n) {  // g and beta: lane = token
+      const int64_t th = int64_t(tc + lane) * Hv + h;
+      cp_async_4(sv + 4 * kChunk + lane, g + th);
+      cp_async_4(sv + 5 * kChunk + lane, beta + th);
     }
     cp_async_commit();
   };
