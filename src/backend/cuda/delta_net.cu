@@ -185,15 +185,15 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         S[r] = S[r] * decay;
-        kv = kv + S[r] * kr[r];
+        kv = __fmaf_rn(S[r], kr[r], kv);  // the contract's sum model holds with or without fma
       }
       kv = row_group_sum(kv);
       const float d = (v_cur - kv) * b_cur;
       float out = 0.0f;
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        S[r] = S[r] + kr[r] * d;
-        out = out + S[r] * qr[r];
+        S[r] = __fmaf_rn(kr[r], d, S[r]);
+        out = __fmaf_rn(S[r], qr[r], out);
       }
       out = row_group_sum(out);
       if (gi == 0 && has_col) o[(int64_t(tc + i) * Hv + h) * dv + j] = st_bf16(out);
