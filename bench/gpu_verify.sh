@@ -8,8 +8,8 @@
 #   SKIP_VAE=1, SKIP_TORCH=1 leave those parts out; BUDGET_S=N gives the encoder-against-torch
 #   part whatever is left of N seconds (minus 15), so the logs are written before an outer limit.
 #   RELEASED_GATE=1 then makes a released-geometry case with transformers on the GPU and runs the
-#   reference gate on it; OWN_GEMM=1 times the projections and the encoder with TF_GEMM=own
-#   (bench_cuda_runtime in BIN).
+#   reference gate on it; GEMM_COMPARE=1 times the projections with the streaming kernel and with
+#   cuBLASLt (TF_GEMM=cublaslt), and the encoder with cuBLASLt (bench_cuda_runtime in BIN).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -61,11 +61,11 @@ if [ "${RELEASED_GATE:-0}" = 1 ]; then
   tail -40 "$OUT/gate_released.log"
 fi
 
-if [ "${OWN_GEMM:-0}" = 1 ]; then
-  echo "== projections: cuBLASLt, then the own kernels"
-  { timeout 120 "$BIN/bench_cuda_runtime"; echo "-- TF_GEMM=own"; TF_GEMM=own timeout 120 "$BIN/bench_cuda_runtime"; } > "$WORK/gemm.log" 2>&1
-  grep -E "^(mlp|qkv|z /|k /|b /|device|-- )" "$WORK/gemm.log" > "$OUT/gemm.log"
-  TF_GEMM=own timeout 120 "$BIN/bench_encoder_timer" --model "$CKPT" --counts 10,34,75,256 --pair 75,10 --reps 15 \
-    > "$WORK/ours_own.jsonl" 2>/dev/null
-  python3 "$HERE/encoder_vs_torch/report.py" "$WORK/ours_own.jsonl" >> "$OUT/gemm.log"; cat "$OUT/gemm.log"
+if [ "${GEMM_COMPARE:-0}" = 1 ]; then
+  echo "== projections: streaming kernel, then cuBLASLt"
+  { timeout 120 "$BIN/bench_cuda_runtime"; echo "-- TF_GEMM=cublaslt"; TF_GEMM=cublaslt timeout 120 "$BIN/bench_cuda_runtime"; } > "$WORK/gemm.log" 2>&1
+  grep -vE "^(cat|upload|peak)" "$WORK/gemm.log" > "$OUT/gemm.log"
+  TF_GEMM=cublaslt timeout 120 "$BIN/bench_encoder_timer" --model "$CKPT" --counts 10,34,75,256 --pair 75,10 --reps 9 \
+    > "$WORK/ours_cublaslt.jsonl" 2>/dev/null
+  python3 "$HERE/encoder_vs_torch/report.py" "$WORK/ours_cublaslt.jsonl" >> "$OUT/gemm.log"; cat "$OUT/gemm.log"
 fi

@@ -33,6 +33,12 @@ void agree(const char* which) {
   Tensor a = cpu.forward(ids, offs), b = gpu.forward(ids, offs), b2 = gpu.forward(ids, offs);
   ASSERT_EQ(a.shape, b.shape);
   EXPECT_EQ(0, std::memcmp(b.data, b2.data, b.nbytes())) << which << ": CUDA repeat differs";
+  for (size_t s = 0; s + 1 < offs.size(); ++s) {  // each prompt alone: the bytes it got packed
+    const int64_t n = offs[s + 1] - offs[s];
+    if (n == 0) continue;
+    Tensor alone = gpu.forward(std::vector<int32_t>(ids.begin() + offs[s], ids.begin() + offs[s + 1]), single_sequence(n));
+    EXPECT_EQ(0, std::memcmp(alone.data, b.rows(offs[s], offs[s + 1]).data, alone.nbytes())) << which << " prompt " << s;
+  }
   check::Distance whole = check::compare_rows(b, a);
   EXPECT_TRUE(whole.finite);
   EXPECT_LT(whole.cosine_error, 1e-3) << which << " whole forward: " << check::describe(whole);

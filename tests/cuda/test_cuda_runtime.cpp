@@ -94,14 +94,8 @@ TEST(CudaRuntime, UploadMatchesHostBytes) {
 // fp32 accumulation error bound k * 2^-24 * sum |x w|.
 using GemmFn = void (*)(const void*, const void*, void*, int64_t, int64_t, int64_t);
 
-void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed, GemmFn gemm = cuda::gemm_bf16_xwt) {
-  Tensor x = random_bf16({m, k}, seed), w = random_bf16({n, k}, seed + 1, 0.05f);
-  Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
-  Tensor dy = empty(DType::BF16, {m, n}, Device::CUDA), dy2 = empty(DType::BF16, {m, n}, Device::CUDA);
-  gemm(dx.data, dw.data, dy.data, m, n, k);
-  gemm(dx.data, dw.data, dy2.data, m, n, k);
-  Tensor y = to_device(dy, Device::CPU), y2 = to_device(dy2, Device::CPU);
-  ASSERT_EQ(0, std::memcmp(y.data, y2.data, y.nbytes())) << "repeat differs";
+void expect_near_float64(const Tensor& x, const Tensor& w, const Tensor& y) {
+  const int64_t m = x.dim(0), k = x.dim(1), n = w.dim(0);
   int bad = 0;
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
@@ -118,28 +112,86 @@ void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed, GemmFn gemm = cu
     }
   EXPECT_EQ(bad, 0) << "m=" << m << " n=" << n << " k=" << k;
 }
+
+void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed, GemmFn gemm = cuda::gemm_bf16_xwt) {
+  Tensor x = random_bf16({m, k}, seed), w = random_bf16({n, k}, seed + 1, 0.05f);
+  Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
+  Tensor dy = empty(DType::BF16, {m, n}, Device::CUDA), dy2 = empty(DType::BF16, {m, n}, Device::CUDA);
+  gemm(dx.data, dw.data, dy.data, m, n, k);
+  gemm(dx.data, dw.data, dy2.data, m, n, k);
+  Tensor y = to_device(dy, Device::CPU), y2 = to_device(dy2, Device::CPU);
+  ASSERT_EQ(0, std::memcmp(y.data, y2.data, y.nbytes())) << "repeat differs";
+  expect_near_float64(x, w, y);
+}
 #endif
 
 TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
-  // the default path (cuBLASLt unless TF_GEMM=own)
+  // the default path: the streaming kernel up to 128 rows (1 to 8 row tiles, one k share and
+  // several, a partial weight tile), cuBLASLt above and where the geometry does not fit
   check_gemm(1, 64, 128, 10);
   check_gemm(10, 256, 512, 11);
   check_gemm(75, 96, 4096, 12);
   check_gemm(120, 96, 4096, 21);
-  check_gemm(300, 130, 200, 13);
+  check_gemm(128, 1030, 1024, 22);
+  check_gemm(33, 2048, 1024, 20);
   check_gemm(75, 32, 4096, 14);
-  // the own narrow kernel (opt-in)
-  ASSERT_TRUE(cuda::gemm_small_n_fits(75, 32, 4096));
-  check_gemm(75, 32, 4096, 14, cuda::gemm_small_n);
-  check_gemm(200, 5, 12288, 15, cuda::gemm_small_n);
-  // the own skinny tensor-core kernel (opt-in): every block width, 1 to 6 token tiles
-  check_gemm(1, 1024, 4096, 16, cuda::gemm_skinny);
-  check_gemm(17, 96, 512, 17, cuda::gemm_skinny);
-  check_gemm(75, 4096, 256, 18, cuda::gemm_skinny);
-  check_gemm(96, 8192, 128, 19, cuda::gemm_skinny);
-  check_gemm(33, 2048, 1024, 20, cuda::gemm_skinny);
+  check_gemm(300, 130, 200, 13);
+  check_gemm(129, 256, 256, 23);
+  check_gemm(7, 5, 12288, 15);
+  // cuBLASLt at any row count (TF_GEMM=cublaslt)
+  check_gemm(10, 256, 512, 11, cuda::gemm_cublaslt);
+  check_gemm(75, 96, 4096, 12, cuda::gemm_cublaslt);
+#endif
+}
+
+#ifdef TF_HAVE_CUDA
+// Rows [0, m) of a product over `rows` rows, copied back.
+Tensor product_rows(const Tensor& dx, const Tensor& dw, int64_t rows, int64_t m) {
+  Tensor dy = empty(DType::BF16, {rows, dw.dim(0)}, Device::CUDA);
+  cuda::gemm_bf16_xwt(dx.data, dw.data, dy.data, rows, dw.dim(0), dx.dim(1));
+  return to_device(dy, Device::CPU).rows(0, m);
+}
+#endif
+
+TEST(CudaGemm, RowsDoNotDependOnTheRowCount) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  // a prompt alone, packed with its negative, or at any row tile count: the same bytes
+  Tensor x = random_bf16({128, 4096}, 30), w = random_bf16({1024, 4096}, 31, 0.05f);
+  Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
+  Tensor ten = product_rows(dx, dw, 10, 10);
+  for (int64_t rows : {1, 16, 17, 75, 85, 128}) {
+    Tensor mine = product_rows(dx, dw, rows, std::min<int64_t>(rows, 10));
+    EXPECT_EQ(0, std::memcmp(mine.data, ten.data, mine.nbytes())) << rows << " rows";
+  }
+  Tensor y75 = product_rows(dx, dw, 75, 75), y85 = product_rows(dx, dw, 85, 75);
+  EXPECT_EQ(0, std::memcmp(y75.data, y85.data, y75.nbytes())) << "75 rows alone vs packed to 85";
+#endif
+}
+
+TEST(CudaGemm, GroupMatchesFloat64PerWeight) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  // four weights on one x (as the DeltaNet input projections: wide, wide, narrow, narrow)
+  const int64_t m = 37, k = 1024;
+  const std::vector<int64_t> ns = {1100, 256, 32, 2};
+  Tensor x = random_bf16({m, k}, 40), dx = to_device(x, Device::CUDA);
+  std::vector<Tensor> w, dw, dy;
+  std::vector<cuda::StreamingWeight> ws;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    w.push_back(random_bf16({ns[i], k}, 41 + uint32_t(i), 0.05f));
+    dw.push_back(to_device(w.back(), Device::CUDA));
+    dy.push_back(empty(DType::BF16, {m, ns[i]}, Device::CUDA));
+  }
+  for (size_t i = 0; i < ns.size(); ++i) ws.push_back({dw[i].data, dy[i].data, ns[i]});
+  ASSERT_TRUE(cuda::gemm_streaming_fits(m, k, dx.data, ws));
+  cuda::gemm_bf16_xwt_group(dx.data, m, k, ws);
+  for (size_t i = 0; i < ns.size(); ++i) {
+    SCOPED_TRACE("weight " + std::to_string(i));
+    expect_near_float64(x, w[i], to_device(dy[i], Device::CPU));
+  }
 #endif
 }
 

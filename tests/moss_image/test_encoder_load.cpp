@@ -151,6 +151,28 @@ TEST(EncoderWeights, ErrorsNameTheTensor) {
   }, "embed_tokens.weight");
 }
 
+TEST(Encoder, PacksOfAtMostTheRowLimitGiveEachPromptItsOwnRows) {
+  // 100 + 60 rows exceed the limit: [100] runs alone, then [60, 0, 20] together; progress climbs
+  // to the end once over both packs
+  Encoder e = Encoder::load(kTiny, {});
+  const SeqOffsets offs = {0, 100, 160, 160, 180};
+  std::vector<int32_t> ids;
+  for (int64_t t = 0; t < offs.back(); ++t) ids.push_back(static_cast<int32_t>((t * 2654435761u) % 4096));
+  std::vector<std::pair<int64_t, int64_t>> seen;
+  Tensor packed = e.forward(ids, offs, [&](int64_t done, int64_t total) { seen.emplace_back(done, total); });
+  ASSERT_EQ(packed.shape, (Shape{180, e.config().hidden}));
+  for (size_t s = 0; s + 1 < offs.size(); ++s) {
+    const int64_t n = offs[s + 1] - offs[s];
+    if (n == 0) continue;
+    Tensor alone = e.forward(std::vector<int32_t>(ids.begin() + offs[s], ids.begin() + offs[s + 1]), single_sequence(n));
+    EXPECT_EQ(0, std::memcmp(alone.data, packed.rows(offs[s], offs[s + 1]).data, alone.nbytes())) << "prompt " << s;
+  }
+  ASSERT_FALSE(seen.empty());
+  for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].first, seen[i - 1].first);
+  EXPECT_EQ(seen.back().first, seen.back().second);
+  EXPECT_EQ(seen.back().second, 2 * e.steps());
+}
+
 TEST(Encoder, RefusesIdsOutsideTheVocabularyAndBadSteps) {
   Encoder e = Encoder::load(kTiny, {});
   EXPECT_THROW(e.forward({1, 4096}, single_sequence(2)), Error);

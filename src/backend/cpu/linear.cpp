@@ -274,4 +274,9 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
   }, 1);
 }
 
+// The CPU streams each weight on its own; the bytes are linear's either way.
+void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {
+  for (const LinearPart& p : parts) cpu::linear(x, *p.w, *p.y);
+}
+
 }  // namespace tf::cpu

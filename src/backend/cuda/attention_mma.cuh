@@ -7,21 +7,11 @@
 #include <cstdint>
 
 #include "backend/cuda/device_math.cuh"
+#include "backend/cuda/tensor_core.cuh"
 
 namespace tf::cuda::attention_mma {
 
 constexpr int kRows = 64, kKeys = 64, kWarps = 4, kThreads = 32 * kWarps;
-
-__device__ __forceinline__ void mma_bf16(float* c, const uint32_t* a, uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  return static_cast<uint32_t>(st_bf16(lo)) | (static_cast<uint32_t>(st_bf16(hi)) << 16);
-}
 
 __device__ __forceinline__ uint32_t ld32(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
 

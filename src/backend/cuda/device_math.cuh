@@ -16,6 +16,10 @@ __device__ __forceinline__ float ld_bf16(const uint16_t* p, int64_t i) {
 __device__ __forceinline__ float bf16_bits_to_float(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }
 __device__ __forceinline__ uint16_t st_bf16(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 __device__ __forceinline__ float round_bf16(float f) { return bf16_bits_to_float(st_bf16(f)); }
+// Two values rounded to bf16 in one 32-bit word, lo first (memory order).
+__device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
+  return static_cast<uint32_t>(st_bf16(lo)) | (static_cast<uint32_t>(st_bf16(hi)) << 16);
+}
 
 // torch's fp32 silu and sigmoid: x / (1 + exp(-x)), 1 / (1 + exp(-x)) (IEEE division).
 __device__ __forceinline__ float silu32(float x) { return __fdiv_rn(x, __fadd_rn(1.0f, expf(-x))); }

@@ -110,12 +110,20 @@ const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
 }  // namespace
 
 void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
+  const StreamingWeight one{w, y, n};
+  gemm_bf16_xwt_group(x, m, k, std::span(&one, 1));
+}
+
+void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws) {
+  if (m == 0) return;
+  require(k > 0, "gemm_bf16_xwt: empty inner dimension");
+  if (!gemm_cublaslt_forced() && gemm_streaming_fits(m, k, x, ws)) return gemm_streaming(x, m, k, ws);
+  for (const StreamingWeight& w : ws) gemm_cublaslt(x, w.w, w.y, m, w.n, k);
+}
+
+void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
   if (m == 0 || n == 0) return;
   require(k > 0, "gemm_bf16_xwt: empty inner dimension");
-  if (gemm_own_kernels_enabled()) {
-    if (gemm_small_n_fits(m, n, k)) return gemm_small_n(x, w, y, m, n, k);
-    if (gemm_skinny_fits(m, n, k, x, w, y)) return gemm_skinny(x, w, y, m, n, k);
-  }
   Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
   const Plan* plan;
   const RowLayouts* r;
@@ -131,10 +139,10 @@ void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, 
                            &r->algo, lt_workspace(), lt_workspace_bytes(), stream()));
 }
 
-bool gemm_own_kernels_enabled() {
+bool gemm_cublaslt_forced() {
   static const bool on = [] {
     const char* e = std::getenv("TF_GEMM");
-    return e && std::string(e) == "own";
+    return e && std::string(e) == "cublaslt";
   }();
   return on;
 }

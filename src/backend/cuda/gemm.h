@@ -1,27 +1,42 @@
 #pragma once
-// bf16 matrix products on cuBLASLt: bf16 operands, fp32 accumulation, one rounding to bf16 at the
-// end. The algorithm is chosen once per (weight shape, alignment) by cuBLASLt's heuristic at a
-// reference row count, restricted to kernels without split-K reductions in the output type, and
-// reused for every row count, so repeats and packed prompts are byte-identical to single runs.
+// bf16 matrix products y[m, n] = bf16(x[m, k] . w[n, k]^T), fp32 accumulation, one rounding at the end.
+// Up to kStreamingRows rows: the weight-streaming kernel (gemm_streaming.cu). More rows: cuBLASLt,
+// with the algorithm chosen once per (weight shape, alignment) at a reference row count, restricted
+// to kernels without split-K reductions in the output type, and reused for every row count.
+// Either way a row's sums do not depend on how many rows share the product within that range, so
+// repeats and packed prompts are byte-identical to single runs.
 #include <cstdint>
+#include <span>
 
 namespace tf::cuda {
+
+constexpr int64_t kStreamingRows = 128;
+constexpr int kMaxStreamingWeights = 4;
 
 // y[m, n] = x[m, k] . w[n, k]^T (a linear layer without bias); all bf16, row-major, on the device.
 void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 
-// Own kernels for narrow (n <= 64 columns, m <= 512 tokens) and skinny (m <= 96 tokens) products.
-// Measured on the H200 they are slower than cuBLASLt at the encoder's shapes (docs/perf/encoder.md),
-// so gemm_bf16_xwt uses them only when TF_GEMM=own; kept, tested, for that comparison.
-bool gemm_small_n_fits(int64_t m, int64_t n, int64_t k);
-void gemm_small_n(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
+// One weight of a product group that reads the same x: w [n, k], y [m, n].
+struct StreamingWeight {
+  const void* w;
+  void* y;
+  int64_t n;
+};
 
-// Skinny: m <= 96 tokens, n > 64, k a multiple of 128, 16-byte aligned operands; tensor cores.
-bool gemm_skinny_fits(int64_t m, int64_t n, int64_t k, const void* x, const void* w, const void* y);
-void gemm_skinny(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
+// Several weights on one x: one streaming launch where it fits, else one product each.
+void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws);
 
-// TF_GEMM=own routes the products that fit to the own kernels; read once.
-bool gemm_own_kernels_enabled();
+// The streaming kernel's geometry: 1 <= m <= kStreamingRows, k a multiple of 64, n even, x and w
+// 16-byte aligned, y 4-byte aligned, at most kMaxStreamingWeights weights.
+bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const StreamingWeight> ws);
+void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws);
+// How many k shares a group of `tiles` 128-row weight tiles is split into (fixed by the shapes and
+// the GPU, never by the row count).
+int streaming_splits(int64_t k, int tiles);
+
+// cuBLASLt for every row count (TF_GEMM=cublaslt, read once): the comparison the benchmarks print.
+bool gemm_cublaslt_forced();
+void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 
 // The algorithm cache's size, for tests.
 int gemm_cached_plans();

@@ -8,6 +8,8 @@
 #include <cuda_bf16.h>
 #include <cstdint>
 
+#include "backend/cuda/tensor_core.cuh"
+
 namespace tf::cuda::gemm {
 
 constexpr int BM = 128, BN = 128, BK = 32, THREADS = 256;
@@ -203,21 +205,6 @@ template <class Src, int ROWS> struct StageOf { using type = StageF<kStageValues
 template <int ROWS> struct StageOf<Bf16KContig, ROWS> { using type = StageBf16; };
 template <class Src> constexpr bool kSplit = true;
 template <> constexpr bool kSplit<Bf16KContig> = false;
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const __nv_bfloat16* p) {
-  const uint32_t a = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(a));
-}
-
-__device__ __forceinline__ void mma_bf16(float (&c)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
 
 struct Epilogue {
   float* c;                     // [M, ldc]

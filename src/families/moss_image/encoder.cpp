@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <utility>
+#include <vector>
 
 #include "backend/attention_causal_gqa.h"
 #include "backend/causal_conv1d_silu.h"
@@ -49,10 +51,7 @@ Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOf
   Tensor mixed = empty(DType::BF16, {T, c.conv_channels()}, device_);  // [T, q | k | v]
   Tensor z = empty(DType::BF16, {T, Hv * dv}, device_);
   Tensor b = empty(DType::BF16, {T, Hv}, device_), a = empty(DType::BF16, {T, Hv}, device_);
-  linear(x, w.in_proj_qkv, mixed);
-  linear(x, w.in_proj_z, z);
-  linear(x, w.in_proj_b, b);
-  linear(x, w.in_proj_a, a);
+  linear_shared_input(x, {{&w.in_proj_qkv, &mixed}, {&w.in_proj_z, &z}, {&w.in_proj_b, &b}, {&w.in_proj_a, &a}});
   Tensor conv = empty(DType::BF16, {T, c.conv_channels()}, device_);
   causal_conv1d_silu(mixed, w.conv1d, offs, conv);
   mixed = Tensor();
@@ -75,14 +74,12 @@ Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqO
   const int64_t T = x.dim(0), Hq = c.attn_heads, Hkv = c.kv_heads, d = c.head_dim;
   const float eps = static_cast<float>(c.rms_norm_eps);
   Tensor qg = empty(DType::BF16, {T, Hq * 2 * d}, device_);
-  linear(x, w.q_proj, qg);
+  Tensor kraw = empty(DType::BF16, {T, Hkv * d}, device_), v = empty(DType::BF16, {T, Hkv, d}, device_);
+  Tensor v_rows = v.reshaped({T, Hkv * d});
+  linear_shared_input(x, {{&w.q_proj, &qg}, {&w.k_proj, &kraw}, {&w.v_proj, &v_rows}});
   Tensor query = empty(DType::BF16, {T, Hq, d}, device_), gate = empty(DType::BF16, {T, Hq, d}, device_);
   split_query_gate(qg, query, gate);
   qg = Tensor();
-  Tensor kraw = empty(DType::BF16, {T, Hkv * d}, device_), v = empty(DType::BF16, {T, Hkv, d}, device_);
-  Tensor v_rows = v.reshaped({T, Hkv * d});
-  linear(x, w.k_proj, kraw);
-  linear(x, w.v_proj, v_rows);
   Tensor q = empty(DType::BF16, {T, Hq, d}, device_), k = empty(DType::BF16, {T, Hkv, d}, device_);
   Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
   rms_norm_zero_centred(query.reshaped({T * Hq, d}), w.q_norm, eps, q_rows);
@@ -101,8 +98,7 @@ Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
   const int64_t T = x.dim(0);
   Tensor gate = empty(DType::BF16, {T, config_.intermediate}, device_);
   Tensor up = empty(DType::BF16, {T, config_.intermediate}, device_);
-  linear(x, w.gate_proj, gate);
-  linear(x, w.up_proj, up);
+  linear_shared_input(x, {{&w.gate_proj, &gate}, {&w.up_proj, &up}});
   silu_gated_product(gate, up, gate);
   Tensor out = empty(DType::BF16, {T, config_.hidden}, device_);
   linear(gate, w.down_proj, out);
@@ -126,6 +122,29 @@ Tensor Encoder::final_norm(const Tensor& h) const {
   return y;
 }
 
+namespace {
+
+// Whole sequences [first, last) packed into one forward: at most kLinearPackedRows rows, or one
+// longer sequence alone, so a packed prompt gets the bytes it gets alone.
+std::vector<std::pair<size_t, size_t>> packs_of(const SeqOffsets& offs) {
+  std::vector<std::pair<size_t, size_t>> packs;
+  for (size_t s = 0; s + 1 < offs.size(); ++s) {
+    if (!packs.empty()) {
+      auto& [first, last] = packs.back();
+      const bool empty_sequence = offs[s + 1] == offs[s];
+      if (empty_sequence ||
+          (offs[s + 1] - offs[first] <= kLinearPackedRows && offs[last] - offs[first] <= kLinearPackedRows)) {
+        last = s + 1;
+        continue;
+      }
+    }
+    packs.emplace_back(s, s + 1);
+  }
+  return packs;
+}
+
+}  // namespace
+
 Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress) const {
   const int64_t T = static_cast<int64_t>(ids.size());
   check_seq_offsets("encoder forward", offs, T);
@@ -133,6 +152,27 @@ Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs,
     if (ids[t] < 0 || ids[t] >= config_.vocab_size)
       fail("encoder: token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
            " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
+  const auto packs = packs_of(offs);
+  if (packs.size() <= 1) return forward_pack(ids, offs, progress);
+  Tensor out = empty(DType::BF16, {T, config_.hidden});
+  const int64_t total = static_cast<int64_t>(packs.size()) * steps();
+  for (size_t p = 0; p < packs.size(); ++p) {
+    const auto [first, last] = packs[p];
+    const int64_t begin = offs[first], end = offs[last];
+    SeqOffsets sub;
+    for (size_t s = first; s <= last; ++s) sub.push_back(offs[s] - begin);
+    const int64_t done = static_cast<int64_t>(p) * steps();
+    Progress step_progress;
+    if (progress) step_progress = [&](int64_t step, int64_t) { progress(done + step, total); };
+    Tensor rows = forward_pack(std::vector<int32_t>(ids.begin() + begin, ids.begin() + end), sub, step_progress);
+    Tensor dst = out.rows(begin, end);
+    copy_into(dst, rows);
+  }
+  return out;
+}
+
+Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress) const {
+  const int64_t T = static_cast<int64_t>(ids.size());
   Tensor host_ids = empty(DType::I32, {T});
   std::copy(ids.begin(), ids.end(), host_ids.ptr<int32_t>());
   Tensor dev_ids = to_device(host_ids, device_);

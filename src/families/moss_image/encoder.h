@@ -35,7 +35,8 @@ class Encoder {
   using Progress = std::function<void(int64_t, int64_t)>;
 
   // ids: the packed sequences' token ids [T] (host); returns the final norm's rows, BF16
-  // [T, hidden] on the CPU.
+  // [T, hidden] on the CPU. Sequences run in packs of at most kLinearPackedRows rows (a longer one
+  // alone), so each sequence's rows are the bytes it gets when encoded alone.
   Tensor forward(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress = {}) const;
 
   // One step alone on given rows (BF16 [T, hidden], any device): a layer (step < layers) or the
@@ -43,6 +44,7 @@ class Encoder {
   Tensor run_step(int64_t step, const Tensor& rows, const SeqOffsets& seq_offsets) const;
 
  private:
+  Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
   struct Rope {
     Tensor cos, sin;  // BF16 [positions, rotary_dim / 2] on the device
   };
