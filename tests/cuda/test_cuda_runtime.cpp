@@ -128,8 +128,8 @@ void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed, GemmFn gemm = cu
 TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
-  // the default path: the streaming kernel up to 128 rows (1 to 8 row tiles, one k share and
-  // several, a partial weight tile), cuBLASLt above and where the geometry does not fit
+  // the default path: the streaming kernel up to 128 rows (one and two 64-row halves, one k share
+  // and several, a partial weight tile), cuBLASLt above and where the geometry does not fit
   check_gemm(1, 64, 128, 10);
   check_gemm(10, 256, 512, 11);
   check_gemm(75, 96, 4096, 12);
@@ -139,6 +139,8 @@ TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   check_gemm(75, 32, 4096, 14);
   check_gemm(300, 130, 200, 13);
   check_gemm(129, 256, 256, 23);
+  check_gemm(75, 256, 12288, 24);
+  check_gemm(20, 130, 640, 25);
   check_gemm(7, 5, 12288, 15);
   // cuBLASLt at any row count (TF_GEMM=cublaslt)
   check_gemm(10, 256, 512, 11, cuda::gemm_cublaslt);
@@ -158,16 +160,19 @@ Tensor product_rows(const Tensor& dx, const Tensor& dw, int64_t rows, int64_t m)
 TEST(CudaGemm, RowsDoNotDependOnTheRowCount) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
-  // a prompt alone, packed with its negative, or at any row tile count: the same bytes
-  Tensor x = random_bf16({128, 4096}, 30), w = random_bf16({1024, 4096}, 31, 0.05f);
-  Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
-  Tensor ten = product_rows(dx, dw, 10, 10);
-  for (int64_t rows : {1, 16, 17, 75, 85, 128}) {
-    Tensor mine = product_rows(dx, dw, rows, std::min<int64_t>(rows, 10));
-    EXPECT_EQ(0, std::memcmp(mine.data, ten.data, mine.nbytes())) << rows << " rows";
+  // a prompt alone, packed with its negative, or at any row count: the same bytes (k = 4096: two
+  // k shares per tile; k = 12288: eight)
+  for (int64_t k : {4096, 12288}) {
+    Tensor x = random_bf16({128, k}, 30), w = random_bf16({1024, k}, 31, 0.05f);
+    Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
+    Tensor ten = product_rows(dx, dw, 10, 10);
+    for (int64_t rows : {1, 16, 17, 75, 85, 112, 113, 128}) {
+      Tensor mine = product_rows(dx, dw, rows, std::min<int64_t>(rows, 10));
+      EXPECT_EQ(0, std::memcmp(mine.data, ten.data, mine.nbytes())) << rows << " rows, k " << k;
+    }
+    Tensor y75 = product_rows(dx, dw, 75, 75), y85 = product_rows(dx, dw, 85, 75);
+    EXPECT_EQ(0, std::memcmp(y75.data, y85.data, y75.nbytes())) << "75 rows alone vs packed to 85, k " << k;
   }
-  Tensor y75 = product_rows(dx, dw, 75, 75), y85 = product_rows(dx, dw, 85, 75);
-  EXPECT_EQ(0, std::memcmp(y75.data, y85.data, y75.nbytes())) << "75 rows alone vs packed to 85";
 #endif
 }
 

@@ -34,7 +34,7 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
 // the GPU, never by the row count).
 int streaming_splits(int64_t k, int tiles);
 
-// cuBLASLt for every row count (TF_GEMM=cublaslt, read once): the comparison the benchmarks print.
+// TF_GEMM=cublaslt: cuBLASLt for every row count (read once), the comparison the benchmarks print.
 bool gemm_cublaslt_forced();
 void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 

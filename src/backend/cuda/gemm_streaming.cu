@@ -1,23 +1,23 @@
 // Weight-streaming products for few rows: y_i[m, n_i] = bf16(sum_k x[m, k] w_i[n_i, k]) for up to
 // four weights that read the same x, in one launch. At m <= 128 the time is reading the weights
 // once, so each block streams one 128-row weight tile over its share of k through a 4-stage
-// cp.async pipeline (48 KB in flight per block) and multiplies on the tensor cores (mma.sync,
-// fp32 accumulation). The k shares are fp32 partials that the tile's last block adds in share
-// order. A row's sums depend on neither the row count nor the other rows, so a prompt packed with
-// its negative gets its own bytes, and every run the same.
+// cp.async pipeline, and its two warpgroups multiply with wgmma straight from shared memory
+// (x rows as A, 64 weight rows each as B, fp32 accumulation). The k shares are fp32 partials that
+// the tile's last block adds in share order. A row's sums depend on neither the row count nor the
+// other rows, so a prompt packed with its negative gets its own bytes, and every run the same.
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/gemm.h"
-#include "backend/cuda/tensor_core.cuh"
+#include "backend/cuda/gemm_tiles.cuh"
+#include "backend/cuda/wgmma.cuh"
 #include "core/error.h"
 
 namespace tf::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;   // 8 warps, 16 weight rows each
-constexpr int BN = 128;         // weight rows per tile
-constexpr int BK = 64;          // k per stage: one 128-byte row
+using namespace streaming;
+
 constexpr int kStages = 4;
 constexpr int kMaxSplits = 8;
 constexpr int kMaxTiles = 4096;  // arrival counters kept zeroed between launches
@@ -36,87 +36,64 @@ struct Group {
   int count, m, k, splits;
 };
 
-// Element (row, 16-byte chunk c) of a [rows][64] bf16 tile: chunks XOR-swizzled by row so that
-// ldmatrix's eight rows of one chunk hit eight different bank groups.
-__device__ __forceinline__ int swizzled(int row, int chunk) { return row * BK + ((chunk ^ (row & 7)) << 3); }
-
-template <int MT>
-__device__ __forceinline__ void load_stage(__nv_bfloat16* ws, __nv_bfloat16* xs, const uint16_t* w, const uint16_t* x,
-                                           int n0, int n, int m, int k, int k0) {
-#pragma unroll
-  for (int i = 0; i < BN * 8 / kThreads; ++i) {
-    const int c = threadIdx.x + i * kThreads, r = c >> 3, ch = c & 7;
-    const bool in = n0 + r < n;
-    cp_async_16_zfill(ws + swizzled(r, ch), w + (in ? int64_t(n0 + r) * k + k0 + 8 * ch : 0), in ? 16 : 0);
-  }
-#pragma unroll
-  for (int i = 0; i < (16 * MT * 8 + kThreads - 1) / kThreads; ++i) {
-    const int c = threadIdx.x + i * kThreads, r = c >> 3, ch = c & 7;
-    if (c < 16 * MT * 8) {
-      const bool in = r < m;
-      cp_async_16_zfill(xs + swizzled(r, ch), x + (in ? int64_t(r) * k + k0 + 8 * ch : 0), in ? 16 : 0);
-    }
-  }
-}
-
-// MT: 16-row tiles of x (m <= 16 MT).
-template <int MT>
+// MH: 64-row halves of x (m <= 64 MH).
+template <int MH>
 __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
-  extern __shared__ __align__(128) __nv_bfloat16 smem[];  // kStages x ([BN][BK] w, [16 MT][BK] x)
+  extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [64 MH][BK] x), 1024-aligned
   __shared__ int last;
-  constexpr int kStageElems = (BN + 16 * MT) * BK;
+  constexpr int kStageElems = (BN + 64 * MH) * BK;
+  auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
   while (s + 1 < g.count && int(blockIdx.x) >= g.seg[s + 1].first_block) ++s;
   const Segment& seg = g.seg[s];
   const int local = blockIdx.x - seg.first_block, tile = local / g.splits, split = local % g.splits;
   const int n0 = tile * BN, steps = g.k / BK / g.splits, kbeg = split * steps * BK;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows 64 wg ..
 
   auto stage_w = [&](int st) { return smem + st * kStageElems; };
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
+  auto load = [&](int st, int step) {
+    load_tile_async<BN>(stage_w(st), seg.w, n0, seg.n, g.k, kbeg + step * BK);
+    load_tile_async<64 * MH>(stage_x(st), g.x, 0, g.m, g.k, kbeg + step * BK);
+  };
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st) {
-    if (st < steps) load_stage<MT>(stage_w(st), stage_x(st), seg.w, g.x, n0, seg.n, g.m, g.k, kbeg + st * BK);
+    if (st < steps) load(st, st);
     cp_async_commit();
   }
 
-  float acc[MT][2][4] = {};
+  float acc[MH][32] = {};
   for (int step = 0; step < steps; ++step) {
     cp_async_wait<kStages - 2>();
+    fence_shared_for_async_proxy();  // this thread's copies are visible to the tensor cores
     __syncthreads();  // this step's stage has landed for every thread; the stage refilled below is free
     const int next = step + kStages - 1;
-    if (next < steps)
-      load_stage<MT>(stage_w(next % kStages), stage_x(next % kStages), seg.w, g.x, n0, seg.n, g.m, g.k, kbeg + next * BK);
+    if (next < steps) load(next % kStages, next);
     cp_async_commit();
-    const __nv_bfloat16* ws = stage_w(step % kStages);
-    const __nv_bfloat16* xs = stage_x(step % kStages);
+    const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + 64 * wg * BK);
+    const uint64_t xd = wgmma_descriptor(stage_x(step % kStages));
+    wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      uint32_t b[4];  // n rows 0-7: b[0] (k 0-7), b[1] (k 8-15); n rows 8-15: b[2], b[3]
-      const int brow = 16 * warp + (lane & 7) + ((lane >> 4) << 3), bch = 2 * kk + ((lane >> 3) & 1);
-      ldmatrix_x4(b, ws + swizzled(brow, bch));
+    for (int kk = 0; kk < BK / 16; ++kk)
 #pragma unroll
-      for (int i = 0; i < MT; ++i) {
-        uint32_t a[4];
-        const int arow = 16 * i + (lane & 15), ach = 2 * kk + (lane >> 4);
-        ldmatrix_x4(a, xs + swizzled(arow, ach));
-        mma_bf16(acc[i][0], a, b[0], b[1]);
-        mma_bf16(acc[i][1], a, b[2], b[3]);
-      }
-    }
+      for (int h = 0; h < MH; ++h)
+        wgmma_m64n64k16_bf16(acc[h], wgmma_descriptor_at_k16(xd + uint64_t((64 * h * BK * 2) >> 4), kk),
+                             wgmma_descriptor_at_k16(wd, kk));
+    wgmma_commit();
+    wgmma_wait_all();  // the stage is read before any thread may refill it
   }
   cp_async_wait<0>();
 
-  const int gr = lane / 4, q = lane % 4;
   auto for_each_pair = [&](auto&& f) {  // (row, first of two adjacent columns, the pair's values)
+    const int w4 = t / 32, gr = (t % 32) / 4, q = t % 4;
 #pragma unroll
-    for (int i = 0; i < MT; ++i)
+    for (int h = 0; h < MH; ++h)
 #pragma unroll
-      for (int j = 0; j < 2; ++j)
+      for (int j = 0; j < 8; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int row = 16 * i + gr + 8 * h, col = n0 + 16 * warp + 8 * j + 2 * q;
-          if (row < g.m && col < seg.n) f(row, col, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+        for (int hh = 0; hh < 2; ++hh) {
+          const int row = 64 * h + 16 * w4 + gr + 8 * hh, col = n0 + 64 * wg + 8 * j + 2 * q;
+          if (row < g.m && col < seg.n) f(row, col, acc[h][4 * j + 2 * hh], acc[h][4 * j + 2 * hh + 1]);
         }
   };
   if (g.splits == 1) {
@@ -152,17 +129,17 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
   if (threadIdx.x == 0) seg.arrivals[tile] = 0;  // ready for the next launch on the stream
 }
 
-constexpr size_t smem_bytes(int mt) { return size_t(kStages) * (BN + 16 * mt) * BK * 2; }
+constexpr size_t smem_bytes(int mh) { return size_t(kStages) * (BN + 64 * mh) * BK * 2 + 1024; }
 
-template <int MT>
+template <int MH>
 void launch(const Group& g, int blocks) {
   static const bool configured = [] {
-    TF_CUDA(cudaFuncSetAttribute(gemm_streaming_kernel<MT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 int(smem_bytes(MT))));
+    TF_CUDA(cudaFuncSetAttribute(gemm_streaming_kernel<MH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(smem_bytes(MH))));
     return true;
   }();
   (void)configured;
-  gemm_streaming_kernel<MT><<<blocks, kThreads, smem_bytes(MT), stream()>>>(g);
+  gemm_streaming_kernel<MH><<<blocks, kThreads, smem_bytes(MH), stream()>>>(g);
   TF_CUDA_LAUNCH("gemm_streaming_kernel");
 }
 
@@ -238,16 +215,8 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
     tile_base += tiles_of(ws[i].n);
     partial_base += int64_t(g.splits) * m * ws[i].n;
   }
-  switch ((m + 15) / 16) {
-    case 1: return launch<1>(g, block);
-    case 2: return launch<2>(g, block);
-    case 3: return launch<3>(g, block);
-    case 4: return launch<4>(g, block);
-    case 5: return launch<5>(g, block);
-    case 6: return launch<6>(g, block);
-    case 7: return launch<7>(g, block);
-    default: return launch<8>(g, block);
-  }
+  if (m <= 64) return launch<1>(g, block);
+  return launch<2>(g, block);
 }
 
 }  // namespace tf::cuda
