@@ -2,7 +2,7 @@
 // four weights that read the same x, in one launch. At m <= 128 the time is reading the weights
 // once, so each block streams one 128-row weight tile over its share of k through a 4-stage
 // cp.async pipeline, and its two warpgroups multiply with wgmma straight from shared memory
-// (x rows as A, 64 weight rows each as B, fp32 accumulation). The k shares are fp32 partials that
+// (64 weight rows each as A, the x rows padded to 16 as B, fp32 accumulation). The k shares are fp32 partials that
 // the tile's last block adds in share order. A row's sums depend on neither the row count nor the
 // other rows, so a prompt packed with its negative gets its own bytes, and every run the same.
 #include "backend/cuda/check.h"
@@ -36,12 +36,12 @@ struct Group {
   int count, m, k, splits;
 };
 
-// MH: 64-row halves of x (m <= 64 MH).
-template <int MH>
+// NT: 16-row tiles of x (m <= 16 NT), the products' N.
+template <int NT>
 __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
-  extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [64 MH][BK] x), 1024-aligned
+  extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [16 NT][BK] x), 1024-aligned
   __shared__ int last;
-  constexpr int kStageElems = (BN + 64 * MH) * BK;
+  constexpr int kStageElems = (BN + 16 * NT) * BK;
   auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
   while (s + 1 < g.count && int(blockIdx.x) >= g.seg[s + 1].first_block) ++s;
@@ -54,7 +54,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
   auto load = [&](int st, int step) {
     load_tile_async<BN>(stage_w(st), seg.w, n0, seg.n, g.k, kbeg + step * BK);
-    load_tile_async<64 * MH>(stage_x(st), g.x, 0, g.m, g.k, kbeg + step * BK);
+    load_tile_async<16 * NT>(stage_x(st), g.x, 0, g.m, g.k, kbeg + step * BK);
   };
 #pragma unroll
   for (int st = 0; st < kStages - 1; ++st) {
@@ -62,7 +62,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
     cp_async_commit();
   }
 
-  float acc[MH][32] = {};
+  float acc[8 * NT] = {};  // [64 weight rows] x [16 NT x rows] per warpgroup
   for (int step = 0; step < steps; ++step) {
     cp_async_wait<kStages - 2>();
     fence_shared_for_async_proxy();  // this thread's copies are visible to the tensor cores
@@ -75,37 +75,28 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < BK / 16; ++kk)
-#pragma unroll
-      for (int h = 0; h < MH; ++h)
-        wgmma_m64n64k16_bf16(acc[h], wgmma_descriptor_at_k16(xd + uint64_t((64 * h * BK * 2) >> 4), kk),
-                             wgmma_descriptor_at_k16(wd, kk));
+      wgmma_m64k16_bf16<16 * NT>(acc, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
     wgmma_commit();
     wgmma_wait_all();  // the stage is read before any thread may refill it
   }
   cp_async_wait<0>();
 
-  auto for_each_pair = [&](auto&& f) {  // (row, first of two adjacent columns, the pair's values)
-    const int w4 = t / 32, gr = (t % 32) / 4, q = t % 4;
+  auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
+    const int r = 64 * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
 #pragma unroll
-    for (int h = 0; h < MH; ++h)
+    for (int j = 0; j < 2 * NT; ++j)
 #pragma unroll
-      for (int j = 0; j < 8; ++j)
-#pragma unroll
-        for (int hh = 0; hh < 2; ++hh) {
-          const int row = 64 * h + 16 * w4 + gr + 8 * hh, col = n0 + 64 * wg + 8 * j + 2 * q;
-          if (row < g.m && col < seg.n) f(row, col, acc[h][4 * j + 2 * hh], acc[h][4 * j + 2 * hh + 1]);
-        }
+      for (int e = 0; e < 4; ++e) {
+        const int row = 8 * j + 2 * q + (e & 1), col = n0 + r + 8 * (e >> 1);
+        if (row < g.m && col < seg.n) f(row, col, acc[4 * j + e]);
+      }
   };
   if (g.splits == 1) {
-    for_each_pair([&](int row, int col, float v0, float v1) {
-      *reinterpret_cast<uint32_t*>(seg.y + int64_t(row) * seg.n + col) = pack_bf16(v0, v1);
-    });
+    for_each_value([&](int row, int col, float v) { seg.y[int64_t(row) * seg.n + col] = st_bf16(v); });
     return;
   }
   float* mine = seg.partial + int64_t(split) * g.m * seg.n;
-  for_each_pair([&](int row, int col, float v0, float v1) {
-    *reinterpret_cast<float2*>(mine + int64_t(row) * seg.n + col) = make_float2(v0, v1);
-  });
+  for_each_value([&](int row, int col, float v) { mine[int64_t(row) * seg.n + col] = v; });
   __threadfence();  // the partial is visible device-wide before this block counts as arrived
   __syncthreads();
   if (threadIdx.x == 0) last = atomicAdd(seg.arrivals + tile, 1) == g.splits - 1;
@@ -129,17 +120,17 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
   if (threadIdx.x == 0) seg.arrivals[tile] = 0;  // ready for the next launch on the stream
 }
 
-constexpr size_t smem_bytes(int mh) { return size_t(kStages) * (BN + 64 * mh) * BK * 2 + 1024; }
+constexpr size_t smem_bytes(int nt) { return size_t(kStages) * (BN + 16 * nt) * BK * 2 + 1024; }
 
-template <int MH>
+template <int NT>
 void launch(const Group& g, int blocks) {
   static const bool configured = [] {
-    TF_CUDA(cudaFuncSetAttribute(gemm_streaming_kernel<MH>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 int(smem_bytes(MH))));
+    TF_CUDA(cudaFuncSetAttribute(gemm_streaming_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 int(smem_bytes(NT))));
     return true;
   }();
   (void)configured;
-  gemm_streaming_kernel<MH><<<blocks, kThreads, smem_bytes(MH), stream()>>>(g);
+  gemm_streaming_kernel<NT><<<blocks, kThreads, smem_bytes(NT), stream()>>>(g);
   TF_CUDA_LAUNCH("gemm_streaming_kernel");
 }
 
@@ -215,8 +206,16 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
     tile_base += tiles_of(ws[i].n);
     partial_base += int64_t(g.splits) * m * ws[i].n;
   }
-  if (m <= 64) return launch<1>(g, block);
-  return launch<2>(g, block);
+  switch ((m + 15) / 16) {
+    case 1: return launch<1>(g, block);
+    case 2: return launch<2>(g, block);
+    case 3: return launch<3>(g, block);
+    case 4: return launch<4>(g, block);
+    case 5: return launch<5>(g, block);
+    case 6: return launch<6>(g, block);
+    case 7: return launch<7>(g, block);
+    default: return launch<8>(g, block);
+  }
 }
 
 }  // namespace tf::cuda
