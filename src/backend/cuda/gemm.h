@@ -30,7 +30,7 @@ void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const St
 // 16-byte aligned, y 4-byte aligned, at most kMaxStreamingWeights weights.
 bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const StreamingWeight> ws);
 void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws);
-// How many k shares a group of `tiles` 128-row weight tiles is split into (fixed by the shapes and
+// How many k shares a group of `tiles` 256-row weight tiles is split into (fixed by the shapes and
 // the GPU, never by the row count).
 int streaming_splits(int64_t k, int tiles);
 

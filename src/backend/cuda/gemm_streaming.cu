@@ -1,8 +1,9 @@
 // Weight-streaming products for few rows: y_i[m, n_i] = bf16(sum_k x[m, k] w_i[n_i, k]) for up to
 // four weights that read the same x, in one launch. At m <= 128 the time is reading the weights
-// once, so each block streams one 128-row weight tile over its share of k through a 4-stage
+// once, so each block streams one 256-row weight tile over its share of k through a 4-stage
 // cp.async pipeline, and its two warpgroups multiply with wgmma straight from shared memory
-// (64 weight rows each as A, the x rows padded to 16 as B, fp32 accumulation). The k shares are fp32 partials that
+// (128 weight rows each, as two 64-row A tiles; the x rows padded to 16 as B; fp32 accumulation).
+// x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once. The k shares are fp32 partials that
 // the tile's last block adds in share order. A row's sums depend on neither the row count nor the
 // other rows, so a prompt packed with its negative gets its own bytes, and every run the same.
 #include "backend/cuda/check.h"
@@ -48,7 +49,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
   const Segment& seg = g.seg[s];
   const int local = blockIdx.x - seg.first_block, tile = local / g.splits, split = local % g.splits;
   const int n0 = tile * BN, steps = g.k / BK / g.splits, kbeg = split * steps * BK;
-  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows 64 wg ..
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows 128 wg ..
 
   auto stage_w = [&](int st) { return smem + st * kStageElems; };
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
     cp_async_commit();
   }
 
-  float acc[8 * NT] = {};  // [64 weight rows] x [16 NT x rows] per warpgroup
+  float acc[2][8 * NT] = {};  // per warpgroup: two [64 weight rows] x [16 NT x rows]
   for (int step = 0; step < steps; ++step) {
     cp_async_wait<kStages - 2>();
     fence_shared_for_async_proxy();  // this thread's copies are visible to the tensor cores
@@ -70,26 +71,31 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
     const int next = step + kStages - 1;
     if (next < steps) load(next % kStages, next);
     cp_async_commit();
-    const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + 64 * wg * BK);
     const uint64_t xd = wgmma_descriptor(stage_x(step % kStages));
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk)
-      wgmma_m64k16_bf16<16 * NT>(acc, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
+    for (int h = 0; h < 2; ++h) {
+      const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + (128 * wg + 64 * h) * BK);
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk)
+        wgmma_m64k16_bf16<16 * NT>(acc[h], wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
+    }
     wgmma_commit();
     wgmma_wait_all();  // the stage is read before any thread may refill it
   }
   cp_async_wait<0>();
 
   auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
-    const int r = 64 * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
+    const int r = 128 * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
 #pragma unroll
-    for (int j = 0; j < 2 * NT; ++j)
+    for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int row = 8 * j + 2 * q + (e & 1), col = n0 + r + 8 * (e >> 1);
-        if (row < g.m && col < seg.n) f(row, col, acc[4 * j + e]);
-      }
+      for (int j = 0; j < 2 * NT; ++j)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = 8 * j + 2 * q + (e & 1), col = n0 + r + 64 * h + 8 * (e >> 1);
+          if (row < g.m && col < seg.n) f(row, col, acc[h][4 * j + e]);
+        }
   };
   if (g.splits == 1) {
     for_each_value([&](int row, int col, float v) { seg.y[int64_t(row) * seg.n + col] = st_bf16(v); });
@@ -162,7 +168,7 @@ int tiles_of(int64_t n) { return static_cast<int>((n + BN - 1) / BN); }
 int streaming_splits(int64_t k, int tiles) {
   const int64_t steps = k / BK;
   int s = 1;
-  while (s * 2 <= kMaxSplits && int64_t(tiles) * s < 2 * int64_t(sm_count()) && steps % (s * 2) == 0 &&
+  while (s * 2 <= kMaxSplits && int64_t(tiles) * s * 2 <= int64_t(sm_count()) && steps % (s * 2) == 0 &&
          steps / (s * 2) >= kStages)
     s *= 2;
   return s;
