@@ -3,9 +3,16 @@
 // once, so each block streams one 256-row weight tile over its share of k through a 4-stage
 // cp.async pipeline, and its two warpgroups multiply with wgmma straight from shared memory
 // (128 weight rows each, as two 64-row A tiles; the x rows padded to 16 as B; fp32 accumulation).
-// x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once. The k shares are fp32 partials that
-// the tile's last block adds in share order. A row's sums depend on neither the row count nor the
-// other rows, so a prompt packed with its negative gets its own bytes, and every run the same.
+// x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once.
+// A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
+// through distributed shared memory, each block adding a slice of the tile. A row's sums depend
+// on neither the row count nor the other rows, so a prompt packed with its negative gets its own
+// bytes, and every run the same.
+#include <cooperative_groups.h>
+
+#include <map>
+#include <mutex>
+
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/gemm.h"
@@ -20,14 +27,15 @@ namespace {
 using namespace streaming;
 
 constexpr int kStages = 4;
-constexpr int kMaxSplits = 8;
-constexpr int kMaxTiles = 4096;  // arrival counters kept zeroed between launches
+constexpr int kMaxSplits = 8;        // a portable cluster
+constexpr int kMaxTiles = 4096;
+constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, against bank conflicts
+
+namespace cg = cooperative_groups;
 
 struct Segment {
   const uint16_t* w;  // [n, k]
   uint16_t* y;        // [m, n]
-  float* partial;     // [splits, m, n] when splits > 1
-  int* arrivals;      // [tiles]
   int n, first_block;
 };
 
@@ -41,7 +49,6 @@ struct Group {
 template <int NT>
 __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
   extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [16 NT][BK] x), 1024-aligned
-  __shared__ int last;
   constexpr int kStageElems = (BN + 16 * NT) * BK;
   auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
@@ -101,64 +108,79 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
     for_each_value([&](int row, int col, float v) { seg.y[int64_t(row) * seg.n + col] = st_bf16(v); });
     return;
   }
-  float* mine = seg.partial + int64_t(split) * g.m * seg.n;
-  for_each_value([&](int row, int col, float v) { mine[int64_t(row) * seg.n + col] = v; });
-  __threadfence();  // the partial is visible device-wide before this block counts as arrived
-  __syncthreads();
-  if (threadIdx.x == 0) last = atomicAdd(seg.arrivals + tile, 1) == g.splits - 1;
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  // the tile's last block: y = bf16(((p0 + p1) + p2) + ...), in share order whoever arrives last
-  const int cols = min(BN, seg.n - n0);
-  for (int e = 2 * threadIdx.x; e < g.m * BN; e += 2 * kThreads) {
-    const int row = e / BN, col = e % BN;
-    if (col >= cols) continue;
-    const int64_t at = int64_t(row) * seg.n + n0 + col;
-    float2 sum = __ldcg(reinterpret_cast<const float2*>(seg.partial + at));
+  // this share's partial tile [16 NT x rows][BN weight rows] in the stages' memory, then
+  // y = bf16(((p_0 + p_1) + p_2) + ...) with each block of the cluster adding BN / splits columns
+  auto* part = reinterpret_cast<float*>(smem);
+  for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every share's partial is written
+  const int cols = BN / g.splits, c0 = split * cols;
+  for (int e = 2 * threadIdx.x; e < g.m * cols; e += 2 * kThreads) {
+    const int row = e / cols, col = c0 + e % cols;
+    if (n0 + col >= seg.n) continue;
+    float2 sum = *reinterpret_cast<const float2*>(cluster.map_shared_rank(part, 0) + row * kPartStride + col);
     for (int p = 1; p < g.splits; ++p) {
-      const float2 v = __ldcg(reinterpret_cast<const float2*>(seg.partial + int64_t(p) * g.m * seg.n + at));
+      const float2 v = *reinterpret_cast<const float2*>(cluster.map_shared_rank(part, p) + row * kPartStride + col);
       sum.x += v.x;
       sum.y += v.y;
     }
-    *reinterpret_cast<uint32_t*>(seg.y + at) = pack_bf16(sum.x, sum.y);
+    *reinterpret_cast<uint32_t*>(seg.y + int64_t(row) * seg.n + n0 + col) = pack_bf16(sum.x, sum.y);
   }
-  if (threadIdx.x == 0) seg.arrivals[tile] = 0;  // ready for the next launch on the stream
+  cluster.sync();  // no block leaves while another still reads its partial
 }
 
 constexpr size_t smem_bytes(int nt) { return size_t(kStages) * (BN + 16 * nt) * BK * 2 + 1024; }
 
-template <int NT>
-void launch(const Group& g, int blocks) {
-  static const bool configured = [] {
-    TF_CUDA(cudaFuncSetAttribute(gemm_streaming_kernel<NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                 int(smem_bytes(NT))));
-    return true;
-  }();
-  (void)configured;
-  gemm_streaming_kernel<NT><<<blocks, kThreads, smem_bytes(NT), stream()>>>(g);
-  TF_CUDA_LAUNCH("gemm_streaming_kernel");
+static_assert(size_t(16) * 8 * kPartStride * 4 + 1024 <= smem_bytes(8) && size_t(16) * kPartStride * 4 + 1024 <= smem_bytes(1),
+              "a partial tile must fit in the stages' shared memory");
+
+cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int splits, cudaLaunchAttribute& attr) {
+  static std::mutex mu;
+  static std::map<const void*, bool> configured;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    if (!configured[kernel]) {
+      TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      configured[kernel] = true;
+    }
+  }
+  cudaLaunchConfig_t cfg{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = splits;
+  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(blocks);
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream();
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
 }
 
-// Workspace kept across launches: arrival counters (zero between launches) and fp32 partials.
-struct Workspace {
-  int* arrivals = nullptr;
-  float* partial = nullptr;
-  size_t partial_floats = 0;
-};
+template <int NT>
+void launch(const Group& g, int blocks) {
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<NT>), smem_bytes(NT),
+                                         blocks, g.splits, attr);
+  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<NT>, g));
+}
 
-Workspace& workspace(size_t partial_floats) {
-  static Workspace w;
-  if (!w.arrivals) {
-    w.arrivals = static_cast<int*>(device_alloc(sizeof(int) * kMaxTiles, "streaming GEMM arrival counters"));
-    TF_CUDA(cudaMemsetAsync(w.arrivals, 0, sizeof(int) * kMaxTiles, stream()));
+// Clusters of `splits` blocks of the largest instantiation that fit on the GPU at once.
+int clusters_that_fit(int splits) {
+  static std::mutex mu;
+  static std::map<int, int> known;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = known.find(splits);
+    if (it != known.end()) return it->second;
   }
-  if (partial_floats > w.partial_floats) {
-    if (w.partial) device_free(w.partial);  // stream-ordered: earlier launches still see it
-    w.partial = static_cast<float*>(device_alloc(sizeof(float) * partial_floats, "streaming GEMM partial sums"));
-    w.partial_floats = partial_floats;
-  }
-  return w;
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<8>), smem_bytes(8),
+                                         splits * 16, splits, attr);
+  int clusters = 0;
+  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<8>, &cfg));
+  std::lock_guard<std::mutex> l(mu);
+  return known.emplace(splits, clusters).first->second;
 }
 
 int tiles_of(int64_t n) { return static_cast<int>((n + BN - 1) / BN); }
@@ -169,7 +191,7 @@ int streaming_splits(int64_t k, int tiles) {
   const int64_t steps = k / BK;
   int s = 1;
   while (s * 2 <= kMaxSplits && int64_t(tiles) * s * 2 <= int64_t(sm_count()) && steps % (s * 2) == 0 &&
-         steps / (s * 2) >= kStages)
+         steps / (s * 2) >= kStages && tiles <= clusters_that_fit(s * 2))
     s *= 2;
   return s;
 }
@@ -189,28 +211,21 @@ bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const St
 void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws) {
   require(gemm_streaming_fits(m, k, x, ws), "gemm_streaming: geometry outside the kernel's (see gemm_streaming_fits)");
   int tiles = 0;
-  int64_t n_total = 0;
-  for (const StreamingWeight& w : ws) tiles += tiles_of(w.n), n_total += w.n;
+  for (const StreamingWeight& w : ws) tiles += tiles_of(w.n);
   Group g{};
   g.x = static_cast<const uint16_t*>(x);
   g.count = static_cast<int>(ws.size());
   g.m = static_cast<int>(m);
   g.k = static_cast<int>(k);
   g.splits = streaming_splits(k, tiles);
-  Workspace& wk = workspace(g.splits > 1 ? size_t(g.splits) * size_t(m) * size_t(n_total) : 0);
-  int block = 0, tile_base = 0;
-  int64_t partial_base = 0;
+  int block = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     Segment& s = g.seg[i];
     s.w = static_cast<const uint16_t*>(ws[i].w);
     s.y = static_cast<uint16_t*>(ws[i].y);
     s.n = static_cast<int>(ws[i].n);
     s.first_block = block;
-    s.arrivals = wk.arrivals + tile_base;
-    s.partial = g.splits > 1 ? wk.partial + partial_base : nullptr;
     block += tiles_of(ws[i].n) * g.splits;
-    tile_base += tiles_of(ws[i].n);
-    partial_base += int64_t(g.splits) * m * ws[i].n;
   }
   switch ((m + 15) / 16) {
     case 1: return launch<1>(g, block);
