@@ -10,6 +10,7 @@
 // bytes, and every run the same.
 #include <cooperative_groups.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -26,7 +27,11 @@ namespace {
 
 using namespace streaming;
 
-constexpr int kStages = 4;
+constexpr int kMinShareSteps = 4;   // k steps per share at least
+constexpr size_t kSmemLimit = 227 * 1024;
+constexpr size_t stage_bytes(int nt) { return size_t(BN + 16 * nt) * BK * 2; }
+// As many stages as shared memory holds (more bytes in flight), at most 6.
+constexpr int stages_for(int nt) { return int(std::min<size_t>(6, (kSmemLimit - 1024) / stage_bytes(nt))); }
 constexpr int kMaxSplits = 8;        // a portable cluster
 constexpr int kMaxTiles = 4096;
 constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, against bank conflicts
@@ -47,9 +52,9 @@ struct Group {
 
 // NT: 16-row tiles of x (m <= 16 NT), the products' N.
 template <int NT>
-__global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
+__global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_constant__ Group g) {
   extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [16 NT][BK] x), 1024-aligned
-  constexpr int kStageElems = (BN + 16 * NT) * BK;
+  constexpr int kStageElems = (BN + 16 * NT) * BK, kStages = stages_for(NT);
   auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
   while (s + 1 < g.count && int(blockIdx.x) >= g.seg[s + 1].first_block) ++s;
@@ -129,7 +134,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(Group g) {
   cluster.sync();  // no block leaves while another still reads its partial
 }
 
-constexpr size_t smem_bytes(int nt) { return size_t(kStages) * (BN + 16 * nt) * BK * 2 + 1024; }
+constexpr size_t smem_bytes(int nt) { return size_t(stages_for(nt)) * stage_bytes(nt) + 1024; }
 
 static_assert(size_t(16) * 8 * kPartStride * 4 + 1024 <= smem_bytes(8) && size_t(16) * kPartStride * 4 + 1024 <= smem_bytes(1),
               "a partial tile must fit in the stages' shared memory");
@@ -191,7 +196,7 @@ int streaming_splits(int64_t k, int tiles) {
   const int64_t steps = k / BK;
   int s = 1;
   while (s * 2 <= kMaxSplits && int64_t(tiles) * s * 2 <= int64_t(sm_count()) && steps % (s * 2) == 0 &&
-         steps / (s * 2) >= kStages && tiles <= clusters_that_fit(s * 2))
+         steps / (s * 2) >= kMinShareSteps && tiles <= clusters_that_fit(s * 2))
     s *= 2;
   return s;
 }
