@@ -9,7 +9,7 @@ namespace tf::moss_image {
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kFixedBytes = 96.0 * 1024 * 1024;  // cuBLASLt workspace, streaming GEMM partials, scratch
+constexpr double kFixedBytes = 64.0 * 1024 * 1024;  // GEMM workspaces, per-thread scratch
 constexpr double kAllocatorSlack = 1.25;            // freed blocks the allocator keeps, pool rounding
 }  // namespace
 
