@@ -279,9 +279,11 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
+  for (bool wgmma : {true, false})
   for (int tile : tiles) {
+  set_conv_wgmma(wgmma);
   set_conv_tile_n(tile);
-  std::printf("conv tile n = %d\n", tile);
+  std::printf("conv tile n = %d, %s\n", tile, wgmma ? "wgmma where the gather allows" : "mma.sync only");
   check_conv(3, 128, 64, 48, 3, 1, false, false, 1, 1, 1, 1);
   check_conv(128, 128, 64, 64, 3, 1, false, true, 1, 1, 1, 1);
   check_conv(128, 256, 40, 40, 3, 1, false, false, 1, 1, 1, 1);

@@ -4,6 +4,7 @@
 
 #include "backend/cuda/launch_check.h"
 #include "backend/cuda/split_gemm.cuh"
+#include "backend/cuda/split_gemm_wgmma.cuh"
 #include "backend/cuda/vae_kernels.h"
 
 namespace tf::cuda {
@@ -15,8 +16,11 @@ void conv_output_size(ConvShape& s) {
 }
 
 namespace {
-int g_tile_n = 64;  // output positions per block tile
+int g_tile_n = 64;     // output positions per block tile (mma.sync kernel)
+bool g_wgmma = true;   // the wgmma kernel where the gather allows it
 }  // namespace
+
+void set_conv_wgmma(bool on) { g_wgmma = on; }
 
 void set_conv_tile_n(int n) {
   if (n != 64 && n != 128) fail("conv2d (cuda): tile width " + std::to_string(n) + " (64 or 128)");
@@ -57,12 +61,37 @@ void run_gemm_nt(const gemm::Bf16KContig& a, const Gather& b, const gemm::Epilog
 }
 
 template <class Gather>
+bool run_wgmma(const gemm::Bf16KContig&, const Gather&, const gemm::Epilogue&, cudaStream_t) {
+  return false;
+}
+
+// The tap-major gather with 64-deep taps: the wgmma kernel.
+template <int STRIDE, bool UP>
+bool run_wgmma(const gemm::Bf16KContig& a, const gemm::ConvGatherTapMajor<STRIDE, UP>& b, const gemm::Epilogue& e,
+               cudaStream_t stream) {
+  if (!g_wgmma || b.Ci % 64 != 0 || b.K % 64 != 0 || !a.vec16) return false;
+  auto kernel = gemm_wgmma::conv_wgmma_kernel<STRIDE, UP>;
+  static bool attr = false;
+  if (!attr) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(gemm_wgmma::kSmemBytes)),
+               "conv2d: shared memory limit");
+    attr = true;
+  }
+  const unsigned grid = unsigned((e.M + gemm_wgmma::BM - 1) / gemm_wgmma::BM) *
+                        unsigned((e.N + gemm_wgmma::BN - 1) / gemm_wgmma::BN);
+  kernel<<<grid, gemm_wgmma::THREADS, gemm_wgmma::kSmemBytes, stream>>>(a, b, e);
+  check_launch("conv2d (conv_wgmma_kernel)");
+  return true;
+}
+
+template <class Gather>
 void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias, const float* residual, float* y,
               int Co, cudaStream_t stream) {
   using namespace gemm;
   const int K = b.K, N = b.rows;
   Bf16KContig a{w, Co, K, (K % 8 == 0) && (reinterpret_cast<uintptr_t>(w) % 16 == 0)};
   Epilogue e{y, N, 1.f, bias, residual, Co, N};
+  if (run_wgmma(a, b, e, stream)) return;
   if (g_tile_n == 64) return run_gemm_nt<2>(a, b, e, stream);
   run_gemm_nt<4>(a, b, e, stream);
 }

@@ -94,6 +94,8 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     }
     wgmma_commit();
     wgmma_wait_all();  // the stage is read before any thread may refill it
+    wgmma_fence_registers(acc[0]);
+    wgmma_fence_registers(acc[1]);
   }
   cp_async_wait<0>();
 

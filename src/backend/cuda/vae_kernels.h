@@ -23,6 +23,8 @@ void conv_output_size(ConvShape& s);
 // The conv's output-position tile: 64 (two blocks per SM, the default) or 128 (one); the same
 // numbers either way (each output's sum order does not depend on it). For benchmarks.
 void set_conv_tile_n(int n);
+// Off: every convolution on the mma.sync kernel (the comparison the checks print).
+void set_conv_wgmma(bool on);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major; 0 if unused).
 size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].

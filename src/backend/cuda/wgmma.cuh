@@ -18,6 +18,14 @@ __device__ __forceinline__ uint64_t wgmma_descriptor(const void* p) {
 // The same tile advanced by k16 steps of 16 bf16 (32 bytes each) inside its 128-byte rows.
 __device__ __forceinline__ uint64_t wgmma_descriptor_at_k16(uint64_t desc, int k16) { return desc + uint64_t(2 * k16); }
 
+// Pins accumulator registers in place around wgmma: the compiler may not move their reads or
+// writes across this point (the MMAs write them asynchronously until wgmma_wait_all).
+template <int N>
+__device__ __forceinline__ void wgmma_fence_registers(float (&d)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
 // Orders this thread's earlier shared-memory writes (generic proxy) before the tensor cores' reads.
 __device__ __forceinline__ void fence_shared_for_async_proxy() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");

@@ -119,6 +119,9 @@ void register_conv2d(bool cuda) {
         make_case(rng, 33, 4, 5, 6, 3, {1, 1, 1, 1, 1, 0}),     // odd channel count
         make_case(rng, 8, 6, 10, 9, 3, {2, 0, 0, 1, 1, 0}),     // downsample: pad right/bottom, stride 2
         make_case(rng, 12, 7, 5, 6, 1, {1, 0, 0, 0, 0, 1}),     // 1x1 shortcut with residual
+        make_case(rng, 64, 9, 7, 6, 3, {1, 1, 1, 1, 1, 1}),     // 64-deep taps: CUDA's wgmma kernel
+        make_case(rng, 128, 5, 4, 9, 3, {2, 0, 0, 1, 1, 0}),    // the same, stride 2
+        make_case(rng, 64, 6, 5, 5, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
     };
   };
   k.adversarial_cases = [](Rng& rng) {

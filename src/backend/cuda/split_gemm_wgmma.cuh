@@ -1,0 +1,156 @@
+#pragma once
+// The convolution's implicit GEMM on Hopper's warpgroup MMA, for the tap-major gather with
+// Ci % 64 == 0 (one 64-deep K tile = one tap): C[Co, positions] = W[Co, K] . im2col(x)[K, positions]
+// at split_gemm.cuh's numerics (each fp32 activation enters as bf16 hi + bf16 lo, w * lo and w * hi
+// accumulated in fp32, each K tile in a fresh accumulator added to the running one with one
+// rounding). Block tile 128 Co x 128 positions x 64 depths, two warpgroups of 64 Co rows; the
+// weights arrive by cp.async, the activations are gathered to registers while the previous tile's
+// wgmma runs, then split and stored in the 128-byte-swizzled layout wgmma reads.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "backend/cuda/gemm_tiles.cuh"
+#include "backend/cuda/split_gemm.cuh"
+#include "backend/cuda/wgmma.cuh"
+
+namespace tf::cuda::gemm_wgmma {
+
+constexpr int BM = 128, BN = 128, BK = 64, THREADS = 256;
+constexpr int kTileElems = 128 * BK;                                         // one operand tile, bf16
+constexpr size_t kSmemBytes = size_t(2) * 3 * kTileElems * 2 + 1024;          // 2 stages x (w, x hi, x lo)
+constexpr int kValues = BN * BK / THREADS;                                    // gathered floats per thread
+
+using streaming::swizzled;
+
+// This thread's 32 depths of one position: position t % 128, depths (t / 128) * 32 ..; with
+// Ci % 64 == 0 they are 32 channels of one tap, one plane apart.
+template <int STRIDE, bool UP>
+__device__ __forceinline__ void gather(const gemm::ConvGatherTapMajor<STRIDE, UP>& s, int n0, int k0,
+                                       float (&v)[kValues]) {
+  const int r = n0 + threadIdx.x % BN, kb = k0 + (threadIdx.x / BN) * kValues;
+  const int oy = r / s.Wo, ox = r - oy * s.Wo;
+  const int tap = kb / s.Ci, ci0 = kb - tap * s.Ci;
+  const int ky = tap / s.KS, kx = tap - ky * s.KS;
+  const int iy = oy * STRIDE - s.pad_top + ky, ix = ox * STRIDE - s.pad_left + kx;
+  if (r < s.rows && iy >= 0 && iy < s.H && ix >= 0 && ix < s.W) {
+    const int sy = UP ? (iy >> 1) : iy, sx = UP ? (ix >> 1) : ix;
+    const float* p = s.x + int64_t(ci0) * s.HWs + int64_t(sy) * s.Ws + sx;
+#pragma unroll
+    for (int i = 0; i < kValues; ++i) v[i] = p[int64_t(i) * s.HWs];
+  } else {
+#pragma unroll
+    for (int i = 0; i < kValues; ++i) v[i] = 0.f;
+  }
+}
+
+// hi = bf16(v), lo = bf16(v - hi) into the swizzled x tiles (row = position, 4 chunks of 8 depths).
+__device__ __forceinline__ void store_split(const float (&v)[kValues], __nv_bfloat16* hi, __nv_bfloat16* lo) {
+  const int row = threadIdx.x % BN, c0 = (threadIdx.x / BN) * (kValues / 8);
+#pragma unroll
+  for (int c = 0; c < kValues / 8; ++c) {
+    __align__(16) __nv_bfloat16 h[8], l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      h[i] = __float2bfloat16_rn(v[8 * c + i]);
+      l[i] = __float2bfloat16_rn(__fsub_rn(v[8 * c + i], __bfloat162float(h[i])));
+    }
+    *reinterpret_cast<uint4*>(hi + swizzled(row, c0 + c)) = *reinterpret_cast<const uint4*>(h);
+    *reinterpret_cast<uint4*>(lo + swizzled(row, c0 + c)) = *reinterpret_cast<const uint4*>(l);
+  }
+}
+
+// 128 weight rows from m0, depths k0 .. k0 + 63 (rows past M read as zeros).
+__device__ __forceinline__ void load_weights(__nv_bfloat16* dst, const gemm::Bf16KContig& a, int m0, int k0) {
+#pragma unroll
+  for (int i = 0; i < BM * 8 / THREADS; ++i) {
+    const int c = threadIdx.x + i * THREADS, r = c >> 3, ch = c & 7;
+    const bool in = m0 + r < a.rows;
+    const __nv_bfloat16* src = a.p + (in ? int64_t(m0 + r) * a.K + k0 + 8 * ch : 0);
+    cp_async_16_zfill(dst + swizzled(r, ch), src, in ? 16 : 0);
+  }
+}
+
+template <int STRIDE, bool UP>
+__global__ void __launch_bounds__(THREADS, 1)
+    conv_wgmma_kernel(gemm::Bf16KContig a, gemm::ConvGatherTapMajor<STRIDE, UP> b, gemm::Epilogue e) {
+  extern __shared__ unsigned char smem_raw[];
+  auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  auto tile = [&](int stage, int which) { return smem + (stage * 3 + which) * kTileElems; };  // w, x hi, x lo
+  const int m_tiles = (e.M + BM - 1) / BM;
+  const int m0 = int(blockIdx.x % m_tiles) * BM, n0 = int(blockIdx.x / m_tiles) * BN;
+  const int KT = b.K / BK;
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+
+  float acc[64], part[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+  float v[kValues];
+  load_weights(tile(0, 0), a, m0, 0);
+  cp_async_commit();
+  gather(b, n0, 0, v);
+  store_split(v, tile(0, 1), tile(0, 2));
+  cp_async_wait<0>();
+  fence_shared_for_async_proxy();
+  __syncthreads();
+
+  for (int kt = 0; kt < KT; ++kt) {
+    const int s = kt & 1;
+#pragma unroll
+    for (int i = 0; i < 64; ++i) part[i] = 0.f;
+    wgmma_fence_registers(part);
+    const uint64_t wd = wgmma_descriptor(tile(s, 0) + 64 * wg * BK);
+    const uint64_t hd = wgmma_descriptor(tile(s, 1)), ld = wgmma_descriptor(tile(s, 2));
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(ld, kk));
+      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(hd, kk));
+    }
+    wgmma_commit();
+    if (kt + 1 < KT) {  // the next tile's loads run under this tile's MMAs
+      load_weights(tile(s ^ 1, 0), a, m0, (kt + 1) * BK);
+      cp_async_commit();
+      gather(b, n0, (kt + 1) * BK, v);
+    }
+    wgmma_wait_all();
+    wgmma_fence_registers(part);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+    if (kt + 1 < KT) {
+      store_split(v, tile(s ^ 1, 1), tile(s ^ 1, 2));
+      cp_async_wait<0>();
+      fence_shared_for_async_proxy();
+    }
+    __syncthreads();
+  }
+
+  // acc[4 j + q]: Co row 64 wg + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1)
+  const bool vec2 = (e.ldc % 2 == 0) && ((reinterpret_cast<uintptr_t>(e.c) & 7) == 0) &&
+                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 7) == 0);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = m0 + 64 * wg + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+    if (m >= e.M) continue;
+    const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int n = n0 + 8 * j + 2 * (t % 4);
+      float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h]), bias);
+      float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + 1]), bias);
+      const int64_t off = int64_t(m) * e.ldc + n;
+      if (vec2 && n + 1 < e.N) {
+        if (e.residual) {
+          const float2 r = *reinterpret_cast<const float2*>(e.residual + off);
+          v0 = __fadd_rn(v0, r.x), v1 = __fadd_rn(v1, r.y);
+        }
+        *reinterpret_cast<float2*>(e.c + off) = make_float2(v0, v1);
+      } else {
+        if (n < e.N) e.c[off] = e.residual ? __fadd_rn(v0, e.residual[off]) : v0;
+        if (n + 1 < e.N) e.c[off + 1] = e.residual ? __fadd_rn(v1, e.residual[off + 1]) : v1;
+      }
+    }
+  }
+}
+
+}  // namespace tf::cuda::gemm_wgmma
