@@ -5,6 +5,7 @@
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
+#include "backend/cuda/tensor_core.cuh"
 #include "backend/cuda/transformer_ops.h"
 
 namespace tf::cuda {
@@ -73,21 +74,6 @@ __device__ __forceinline__ float row_group_sum(float v) {
 
 // Tokens staged in shared memory per step (double-buffered, by cp.async).
 constexpr int kChunk = 8;
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async_4(float* dst, const float* src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(shared_address(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_16(float* dst, const float* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(shared_address(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
-}
 
 // A staging buffer's floats: k and q rows [kChunk][2][dk], then v [kChunk][4], g [kChunk], beta [kChunk].
 __host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * dk + 6); }
