@@ -215,6 +215,30 @@ struct Epilogue {
   int M, N;
 };
 
+// Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).
+__device__ __forceinline__ bool pairs_vectorised(const Epilogue& e) {
+  return (e.ldc % 2 == 0) && ((reinterpret_cast<uintptr_t>(e.c) & 7) == 0) &&
+         (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 7) == 0);
+}
+
+// c[m, n], c[m, n + 1] = alpha * (a0, a1) + bias (+ residual), each step one fp32 rounding; columns
+// at or past N are left alone.
+__device__ __forceinline__ void store_pair(const Epilogue& e, bool vec2, int m, int n, float bias, float a0, float a1) {
+  float v0 = __fadd_rn(__fmul_rn(e.alpha, a0), bias);
+  float v1 = __fadd_rn(__fmul_rn(e.alpha, a1), bias);
+  const int64_t off = int64_t(m) * e.ldc + n;
+  if (vec2 && n + 1 < e.N) {
+    if (e.residual) {
+      const float2 r = *reinterpret_cast<const float2*>(e.residual + off);
+      v0 = __fadd_rn(v0, r.x), v1 = __fadd_rn(v1, r.y);
+    }
+    *reinterpret_cast<float2*>(e.c + off) = make_float2(v0, v1);
+  } else {
+    if (n < e.N) e.c[off] = e.residual ? __fadd_rn(v0, e.residual[off]) : v0;
+    if (n + 1 < e.N) e.c[off + 1] = e.residual ? __fadd_rn(v1, e.residual[off + 1]) : v1;
+  }
+}
+
 // Shared memory: 2 stages x (A hi, A lo, B hi, B lo) tiles.
 constexpr size_t kSmemBytes = size_t(2) * 4 * TILE_ELEMS * sizeof(__nv_bfloat16);
 
@@ -315,8 +339,7 @@ __global__ void __launch_bounds__(THREADS, NT == 2 ? 2 : 1) split_gemm_kernel(AS
     __syncthreads();
   }
 
-  const bool vec2 = (e.ldc % 2 == 0) && ((reinterpret_cast<uintptr_t>(e.c) & 7) == 0) &&
-                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 7) == 0);
+  const bool vec2 = pairs_vectorised(e);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
 #pragma unroll
@@ -327,19 +350,7 @@ __global__ void __launch_bounds__(THREADS, NT == 2 ? 2 : 1) split_gemm_kernel(AS
 #pragma unroll
       for (int j = 0; j < NT; ++j) {
         const int n = n0 + wn + j * 8 + (lane % 4) * 2;
-        float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[i][j][2 * h]), bias);
-        float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[i][j][2 * h + 1]), bias);
-        const int64_t off = int64_t(m) * e.ldc + n;
-        if (vec2 && n + 1 < e.N) {
-          if (e.residual) {
-            const float2 r = *reinterpret_cast<const float2*>(e.residual + off);
-            v0 = __fadd_rn(v0, r.x), v1 = __fadd_rn(v1, r.y);
-          }
-          *reinterpret_cast<float2*>(e.c + off) = make_float2(v0, v1);
-        } else {
-          if (n < e.N) e.c[off] = e.residual ? __fadd_rn(v0, e.residual[off]) : v0;
-          if (n + 1 < e.N) e.c[off + 1] = e.residual ? __fadd_rn(v1, e.residual[off + 1]) : v1;
-        }
+        store_pair(e, vec2, m, n, bias, acc[i][j][2 * h], acc[i][j][2 * h + 1]);
       }
     }
   }

@@ -126,8 +126,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   }
 
   // acc[4 j + q]: Co row 64 wg + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1)
-  const bool vec2 = (e.ldc % 2 == 0) && ((reinterpret_cast<uintptr_t>(e.c) & 7) == 0) &&
-                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 7) == 0);
+  const bool vec2 = gemm::pairs_vectorised(e);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int m = m0 + 64 * wg + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
@@ -135,20 +134,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-      const int n = n0 + 8 * j + 2 * (t % 4);
-      float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h]), bias);
-      float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + 1]), bias);
-      const int64_t off = int64_t(m) * e.ldc + n;
-      if (vec2 && n + 1 < e.N) {
-        if (e.residual) {
-          const float2 r = *reinterpret_cast<const float2*>(e.residual + off);
-          v0 = __fadd_rn(v0, r.x), v1 = __fadd_rn(v1, r.y);
-        }
-        *reinterpret_cast<float2*>(e.c + off) = make_float2(v0, v1);
-      } else {
-        if (n < e.N) e.c[off] = e.residual ? __fadd_rn(v0, e.residual[off]) : v0;
-        if (n + 1 < e.N) e.c[off + 1] = e.residual ? __fadd_rn(v1, e.residual[off + 1]) : v1;
-      }
+      gemm::store_pair(e, vec2, m, n0 + 8 * j + 2 * (t % 4), bias, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
     }
   }
 }
