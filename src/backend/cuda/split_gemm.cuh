@@ -124,11 +124,10 @@ __device__ __forceinline__ void load_tile(const ConvGather<KS, STRIDE, UPSAMPLE>
   }
 }
 
-template <int ROWS, int STRIDE, bool UPSAMPLE>
-__device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAMPLE>& s, int r0, int k0,
-                                          StageF<kStageValues<ROWS>>& st) {
-  constexpr int V = kStageValues<ROWS>;
-  const int r = r0 + threadIdx.x % ROWS, kb = k0 + (threadIdx.x / ROWS) * V;
+// V depths kb.. of im2col row r (one tap: V channels one plane apart), zeros outside the picture.
+template <int V, int STRIDE, bool UPSAMPLE>
+__device__ __forceinline__ void gather_tap_major(const ConvGatherTapMajor<STRIDE, UPSAMPLE>& s, int r, int kb,
+                                                 float (&v)[V]) {
   const int oy = r / s.Wo, ox = r - oy * s.Wo;
   const int tap = kb / s.Ci, ci0 = kb - tap * s.Ci;
   const int ky = tap / s.KS, kx = tap - ky * s.KS;
@@ -137,11 +136,18 @@ __device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAM
     const int sy = UPSAMPLE ? (iy >> 1) : iy, sx = UPSAMPLE ? (ix >> 1) : ix;
     const float* p = s.x + int64_t(ci0) * s.HWs + int64_t(sy) * s.Ws + sx;
 #pragma unroll
-    for (int i = 0; i < V; ++i) st.v[i] = p[int64_t(i) * s.HWs];
+    for (int i = 0; i < V; ++i) v[i] = p[int64_t(i) * s.HWs];
   } else {
 #pragma unroll
-    for (int i = 0; i < V; ++i) st.v[i] = 0.f;
+    for (int i = 0; i < V; ++i) v[i] = 0.f;
   }
+}
+
+template <int ROWS, int STRIDE, bool UPSAMPLE>
+__device__ __forceinline__ void load_tile(const ConvGatherTapMajor<STRIDE, UPSAMPLE>& s, int r0, int k0,
+                                          StageF<kStageValues<ROWS>>& st) {
+  constexpr int V = kStageValues<ROWS>;
+  gather_tap_major<V>(s, r0 + threadIdx.x % ROWS, k0 + (threadIdx.x / ROWS) * V, st.v);
 }
 
 template <int ROWS>

@@ -28,20 +28,7 @@ using streaming::swizzled;
 template <int STRIDE, bool UP>
 __device__ __forceinline__ void gather(const gemm::ConvGatherTapMajor<STRIDE, UP>& s, int n0, int k0,
                                        float (&v)[kValues]) {
-  const int r = n0 + threadIdx.x % BN, kb = k0 + (threadIdx.x / BN) * kValues;
-  const int oy = r / s.Wo, ox = r - oy * s.Wo;
-  const int tap = kb / s.Ci, ci0 = kb - tap * s.Ci;
-  const int ky = tap / s.KS, kx = tap - ky * s.KS;
-  const int iy = oy * STRIDE - s.pad_top + ky, ix = ox * STRIDE - s.pad_left + kx;
-  if (r < s.rows && iy >= 0 && iy < s.H && ix >= 0 && ix < s.W) {
-    const int sy = UP ? (iy >> 1) : iy, sx = UP ? (ix >> 1) : ix;
-    const float* p = s.x + int64_t(ci0) * s.HWs + int64_t(sy) * s.Ws + sx;
-#pragma unroll
-    for (int i = 0; i < kValues; ++i) v[i] = p[int64_t(i) * s.HWs];
-  } else {
-#pragma unroll
-    for (int i = 0; i < kValues; ++i) v[i] = 0.f;
-  }
+  gemm::gather_tap_major<kValues>(s, n0 + threadIdx.x % BN, k0 + (threadIdx.x / BN) * kValues, v);
 }
 
 // hi = bf16(v), lo = bf16(v - hi) into the swizzled x tiles (row = position, 4 chunks of 8 depths).
