@@ -5,7 +5,10 @@
 # bench/encoder_vs_torch (ours and transformers in the same run). Binaries are built on the build
 # machine (release preset) and carried in BIN; logs land in OUT (at most 8 files come back).
 #   BIN=.carry/verify OUT=$OUT TEST_DATA_AT=<the build's tests path> bench/gpu_verify.sh
-#   SKIP_VAE=1, SKIP_TORCH=1 leave those parts out; BUDGET_S=N gives the encoder-against-torch
+#   SKIP_VAE=1, SKIP_TORCH=1 leave those parts out; VAE_CHECK=1 adds vae_kernels_check (float64
+#   checks of both conv kernels, then the op sequence with wgmma on and off; the binary in BIN),
+#   VAE_TORCH=1 bench/vae_vs_torch at 512^2-2048^2, VAE_GATE=1 the 1024^2 reference gate
+#   (tf-idol-vae in BIN; diffusers importable for all three); BUDGET_S=N gives the encoder-against-torch
 #   part whatever is left of N seconds (minus 15), so the logs are written before an outer limit.
 #   RELEASED_GATE=1 then makes a released-geometry case with transformers on the GPU and runs the
 #   reference gate on it; GEMM_COMPARE=1 times the projections with the streaming kernel and with
@@ -17,7 +20,7 @@ BIN=$(cd "${BIN:-build/release/bench}" && pwd)
 OUT=${OUT:-/tmp/gpu_verify}
 WORK=/tmp/gpu_verify_work
 export CKPT=${CKPT:-/tmp/moss-random}
-mkdir -p "$OUT"
+mkdir -p "$OUT" "$WORK"
 export LD_LIBRARY_PATH=$BIN:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv,noheader
@@ -41,6 +44,20 @@ if [ "${SKIP_VAE:-0}" != 1 ]; then
       --save-weights /tmp/vae-random 2>&1 | grep -v "float32" | tail -3
     timeout 60 "$BIN/bench_vae_cuda" --model /tmp/vae-random --sizes 1024,2048 --reps 3; } > "$OUT/vae.log" 2>&1
   cat "$OUT/vae.log"
+  if [ "${VAE_CHECK:-0}" = 1 ]; then
+    timeout 200 "$BIN/vae_kernels_check" --sizes 1024 --tiles 64 > "$OUT/vae_check.log" 2>&1; echo "vae_kernels_check exit $?"
+    grep -E "FAIL|tile n|^(encode|decode)|^    " "$OUT/vae_check.log"
+  fi
+  if [ "${VAE_TORCH:-0}" = 1 ]; then
+    timeout 300 "$HERE/vae_vs_torch" "$BIN/bench_vae_cuda" "$WORK/vae_vs_torch" 512,1024,2048 3 2>&1 | tail -10 | tee "$OUT/vae_vs_torch.txt"
+  fi
+  if [ "${VAE_GATE:-0}" = 1 ]; then
+    { timeout 150 python3 "$ROOT/python/cases/idol_case.py" vae --model /tmp/vae-random --height 1024 --width 1024 \
+        --ref-device cuda --bf16-device cuda --out "$WORK/vae-case.safetensors" 2>&1 | tail -2
+      timeout 90 "$BIN/tf-idol-vae" check --model /tmp/vae-random --case "$WORK/vae-case.safetensors" --device cuda; } \
+      > "$OUT/vae_gate.log" 2>&1
+    tail -26 "$OUT/vae_gate.log"
+  fi
 fi
 
 if [ "${SKIP_TORCH:-0}" != 1 ]; then

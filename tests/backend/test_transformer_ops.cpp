@@ -91,6 +91,35 @@ TEST(Linear, RefusesMismatchedShapes) {
   EXPECT_THROW(linear(x, w, y), Error);
 }
 
+TEST(Linear, SharedInputGivesEachWeightsOwnBytes) {
+  Tensor x = random_bf16({5, 64}, 11), w1 = random_bf16({7, 64}, 12), w2 = random_bf16({3, 64}, 13);
+  Tensor y1 = empty(DType::BF16, {5, 7}), y2 = empty(DType::BF16, {5, 3});
+  Tensor r1 = empty(DType::BF16, {5, 7}), r2 = empty(DType::BF16, {5, 3});
+  linear_shared_input(x, {{&w1, &y1}, {&w2, &y2}});
+  linear(x, w1, r1);
+  linear(x, w2, r2);
+  EXPECT_EQ(0, std::memcmp(y1.data, r1.data, y1.nbytes()));
+  EXPECT_EQ(0, std::memcmp(y2.data, r2.data, y2.nbytes()));
+}
+
+TEST(Linear, SharedInputRefusesAMismatchedPartByName) {
+  Tensor x = random_bf16({5, 64}, 11), w1 = random_bf16({7, 64}, 12), bad = random_bf16({3, 63}, 13);
+  Tensor y1 = empty(DType::BF16, {5, 7}), y2 = empty(DType::BF16, {5, 3}), wrong_y = empty(DType::BF16, {5, 4});
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string w_msg = message([&] { linear_shared_input(x, {{&w1, &y1}, {&bad, &y2}}); });
+  EXPECT_NE(w_msg.find("linear_shared_input: w is"), std::string::npos) << w_msg;
+  const std::string y_msg = message([&] { linear_shared_input(x, {{&w1, &wrong_y}}); });
+  EXPECT_NE(y_msg.find("linear_shared_input: y is"), std::string::npos) << y_msg;
+  EXPECT_THROW(linear_shared_input(x, {}), Error);
+}
+
 TEST(RmsNormZeroCentred, MatchesFloat64AndFusedAddIsTheSame) {
   int64_t rows = 9, d = 70;
   Tensor h = random_bf16({rows, d}, 3, 2.0f), dlt = random_bf16({rows, d}, 4), w = random_bf16({d}, 5, 0.3f);
