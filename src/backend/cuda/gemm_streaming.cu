@@ -1,7 +1,7 @@
 // Weight-streaming products for few rows: y_i[m, n_i] = bf16(sum_k x[m, k] w_i[n_i, k]) for up to
 // four weights that read the same x, in one launch. At m <= 128 the time is reading the weights
-// once, so each block streams one 256-row weight tile over its share of k through a 4-stage
-// cp.async pipeline, and its two warpgroups multiply with wgmma straight from shared memory
+// once, so each block streams one 256-row weight tile over its share of k through a cp.async
+// pipeline (as many stages as shared memory holds), and its two warpgroups multiply with wgmma straight from shared memory
 // (128 weight rows each, as two 64-row A tiles; the x rows padded to 16 as B; fp32 accumulation).
 // x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once.
 // A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
