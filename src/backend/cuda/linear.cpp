@@ -6,6 +6,9 @@
 
 namespace tf::cuda {
 
+// Packing prompts relies on the streaming kernel's row range (backend/linear.h).
+static_assert(kStreamingRows == kLinearPackedRows, "the packed-rows limit must be the streaming kernel's");
+
 void linear(const Tensor& x, const Tensor& w, Tensor& y) {
   gemm_bf16_xwt(x.data, w.data, y.data, x.dim(0), w.dim(0), x.dim(1));
 }
