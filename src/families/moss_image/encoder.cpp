@@ -131,9 +131,8 @@ std::vector<std::pair<size_t, size_t>> packs_of(const SeqOffsets& offs) {
   for (size_t s = 0; s + 1 < offs.size(); ++s) {
     if (!packs.empty()) {
       auto& [first, last] = packs.back();
-      const bool empty_sequence = offs[s + 1] == offs[s];
-      if (empty_sequence ||
-          (offs[s + 1] - offs[first] <= kLinearPackedRows && offs[last] - offs[first] <= kLinearPackedRows)) {
+      // an empty sequence adds no rows; otherwise the pack with this sequence must stay in the limit
+      if (offs[s + 1] == offs[s] || offs[s + 1] - offs[first] <= kLinearPackedRows) {
         last = s + 1;
         continue;
       }
