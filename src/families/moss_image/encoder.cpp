@@ -175,6 +175,10 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   Tensor host_ids = empty(DType::I32, {T});
   std::copy(ids.begin(), ids.end(), host_ids.ptr<int32_t>());
   Tensor dev_ids = to_device(host_ids, device_);
+  if (Tensor out = forward_recorded(dev_ids, offs); out.data) {
+    if (progress) progress(steps(), steps());
+    return out;
+  }
   Tensor h = empty(DType::BF16, {T, config_.hidden}, device_);
   embedding(weights_.embed_tokens, dev_ids, h);
   Rope rope = rope_for(offs);
@@ -185,6 +189,31 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   Tensor out = to_device(final_norm(h), Device::CPU);
   if (progress) progress(steps(), steps());
   return out;
+}
+
+Tensor Encoder::forward_recorded(const Tensor& dev_ids, const SeqOffsets& offs) const {
+  const int64_t T = dev_ids.dim(0);
+  if (!recording_supported(device_) || T == 0 || T > kLinearPackedRows) return Tensor();
+  std::lock_guard<std::mutex> lock(recorded_->mu);
+  auto it = recorded_->by_layout.find(offs);
+  if (it == recorded_->by_layout.end()) {
+    if (recorded_->by_layout.size() < kMaxRecordedLayouts) recorded_->by_layout.emplace(offs, RecordedForward{}).first->second.seen = 1;
+    return Tensor();  // the first sight runs eagerly
+  }
+  RecordedForward& r = it->second;
+  if (!r.work) {
+    r.h = empty(DType::BF16, {T, config_.hidden}, device_);
+    r.out = empty(DType::BF16, {T, config_.hidden}, device_);
+    r.rope = rope_for(offs);
+    r.work = RecordedWork::record(device_, [&] {
+      for (int64_t i = 0; i < config_.layers; ++i) layer(i, r.h, offs, r.rope);
+      rms_norm_zero_centred(r.h, weights_.norm, static_cast<float>(config_.rms_norm_eps), r.out);
+    });
+  }
+  ++r.seen;
+  embedding(weights_.embed_tokens, dev_ids, r.h);
+  r.work.replay();
+  return to_device(r.out, Device::CPU);
 }
 
 Tensor Encoder::run_step(int64_t step, const Tensor& rows, const SeqOffsets& offs) const {

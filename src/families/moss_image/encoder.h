@@ -6,9 +6,13 @@
 // through the weights once.
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "backend/recorded_work.h"
 #include "backend/seq_offsets.h"
 #include "core/tensor.h"
 #include "families/moss_image/encoder_config.h"
@@ -36,7 +40,9 @@ class Encoder {
 
   // ids: the packed sequences' token ids [T] (host); returns the final norm's rows, BF16
   // [T, hidden] on the CPU. Sequences run in packs of at most kLinearPackedRows rows (a longer one
-  // alone), so each sequence's rows are the bytes it gets when encoded alone.
+  // alone), so each sequence's rows are the bytes it gets when encoded alone. On CUDA a pack layout
+  // seen a second time is recorded as one CUDA graph (layers and final norm) and replayed from then
+  // on, with the same bytes; progress is then reported once, at the end.
   Tensor forward(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress = {}) const;
 
   // One step alone on given rows (BF16 [T, hidden], any device): a layer (step < layers) or the
@@ -44,10 +50,26 @@ class Encoder {
   Tensor run_step(int64_t step, const Tensor& rows, const SeqOffsets& seq_offsets) const;
 
  private:
-  Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
   struct Rope {
     Tensor cos, sin;  // BF16 [positions, rotary_dim / 2] on the device
   };
+  // One pack layout's recorded forward: its input rows h (embedding written before each replay),
+  // its RoPE tables and output rows, all kept for the graph's kernels.
+  struct RecordedForward {
+    int seen = 0;
+    Tensor h, out;
+    Rope rope;
+    RecordedWork work;
+  };
+  struct RecordedForwards {
+    std::mutex mu;
+    std::map<SeqOffsets, RecordedForward> by_layout;
+  };
+  static constexpr size_t kMaxRecordedLayouts = 16;
+
+  Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
+  // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
+  Tensor forward_recorded(const Tensor& dev_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
   void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
   Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
@@ -58,6 +80,7 @@ class Encoder {
   EncoderConfig config_;
   EncoderWeights weights_;
   Device device_;
+  std::shared_ptr<RecordedForwards> recorded_ = std::make_shared<RecordedForwards>();
 };
 
 }  // namespace tf::moss_image
