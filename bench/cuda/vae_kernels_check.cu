@@ -282,6 +282,7 @@ int main(int argc, char** argv) {
   for (bool wgmma : {true, false})
   for (int tile : tiles) {
   set_conv_wgmma(wgmma);
+  set_attention_wgmma(wgmma);
   set_conv_tile_n(tile);
   std::printf("conv tile n = %d, %s\n", tile, wgmma ? "wgmma where the gather allows" : "mma.sync only");
   check_conv(3, 128, 64, 48, 3, 1, false, false, 1, 1, 1, 1);
@@ -303,9 +304,15 @@ int main(int argc, char** argv) {
   check_group_norm(512, 32, 32, false, 0.f, true);
   check_group_norm(256, 30, 30, true, 1000.f, false);
   check_upsample(64, 17, 24);
-  check_attention(512, 1024, 1.f);
-  check_attention(512, 5000, 1.f);
-  check_attention(512, 4096, 3.f);
+  for (bool wgmma : {true, false}) {
+    set_attention_wgmma(wgmma);
+    std::printf("attention products on %s\n", wgmma ? "wgmma" : "mma.sync");
+    check_attention(512, 1024, 1.f);
+    check_attention(512, 5000, 1.f);
+    check_attention(512, 4096, 3.f);
+    check_attention(64, 130, 1.f);  // a partial tile in every dimension
+  }
+  set_attention_wgmma(true);
   std::printf("CHECKS: %s (%d failed)\n", failures ? "FAIL" : "PASS", failures);
   if (timing) time_vae_sequences(sizes, tiles);
   return failures ? 1 : 0;

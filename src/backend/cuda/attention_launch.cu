@@ -5,6 +5,7 @@
 
 #include "backend/cuda/launch_check.h"
 #include "backend/cuda/split_gemm.cuh"
+#include "backend/cuda/split_gemm_wgmma.cuh"
 #include "backend/cuda/vae_kernels.h"
 
 namespace tf::cuda {
@@ -12,6 +13,7 @@ namespace tf::cuda {
 namespace {
 
 constexpr int kSoftmaxThreads = 256;
+bool g_wgmma = true;  // both products on the wgmma kernel
 
 __device__ float block_max(float v, float* scratch) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -52,6 +54,19 @@ __global__ void softmax_rows_kernel(float* __restrict__ s, int N) {
 template <class A, class B>
 void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stream, const char* what) {
   using namespace gemm;
+  if (g_wgmma) {
+    auto kernel = gemm_wgmma::split_wgmma_f32_kernel<A, B>;
+    static bool wattr = false;
+    if (!wattr) {
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                      int(gemm_wgmma::kSmemBytesF32)), what);
+      wattr = true;
+    }
+    const unsigned grid = unsigned((e.M + gemm_wgmma::BM - 1) / gemm_wgmma::BM) *
+                          unsigned((e.N + gemm_wgmma::BN - 1) / gemm_wgmma::BN);
+    kernel<<<grid, gemm_wgmma::THREADS, gemm_wgmma::kSmemBytesF32, stream>>>(a, b, e);
+    return check_launch(what);
+  }
   auto kernel = split_gemm_kernel<A, B>;
   static bool attr = false;
   if (!attr) {
@@ -64,6 +79,8 @@ void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stre
 }
 
 }  // namespace
+
+void set_attention_wgmma(bool on) { g_wgmma = on; }
 
 int attention_query_block(int N) { return std::min(N, 4096); }
 

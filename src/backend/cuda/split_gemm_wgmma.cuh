@@ -31,20 +31,27 @@ __device__ __forceinline__ void gather(const gemm::ConvGatherTapMajor<STRIDE, UP
   gemm::gather_tap_major<kValues>(s, n0 + threadIdx.x % BN, k0 + (threadIdx.x / BN) * kValues, v);
 }
 
-// hi = bf16(v), lo = bf16(v - hi) into the swizzled x tiles (row = position, 4 chunks of 8 depths).
-__device__ __forceinline__ void store_split(const float (&v)[kValues], __nv_bfloat16* hi, __nv_bfloat16* lo) {
-  const int row = threadIdx.x % BN, c0 = (threadIdx.x / BN) * (kValues / 8);
+// hi = bf16(v), lo = bf16(v - hi) of V depths from `depth` (a multiple of 8) of one tile row, into
+// the swizzled hi and lo tiles.
+template <int V>
+__device__ __forceinline__ void store_split_at(const float (&v)[V], int row, int depth, __nv_bfloat16* hi,
+                                               __nv_bfloat16* lo) {
 #pragma unroll
-  for (int c = 0; c < kValues / 8; ++c) {
+  for (int c = 0; c < V / 8; ++c) {
     __align__(16) __nv_bfloat16 h[8], l[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       h[i] = __float2bfloat16_rn(v[8 * c + i]);
       l[i] = __float2bfloat16_rn(__fsub_rn(v[8 * c + i], __bfloat162float(h[i])));
     }
-    *reinterpret_cast<uint4*>(hi + swizzled(row, c0 + c)) = *reinterpret_cast<const uint4*>(h);
-    *reinterpret_cast<uint4*>(lo + swizzled(row, c0 + c)) = *reinterpret_cast<const uint4*>(l);
+    *reinterpret_cast<uint4*>(hi + swizzled(row, depth / 8 + c)) = *reinterpret_cast<const uint4*>(h);
+    *reinterpret_cast<uint4*>(lo + swizzled(row, depth / 8 + c)) = *reinterpret_cast<const uint4*>(l);
   }
+}
+
+// The gathered x values (row = position) into the x tiles.
+__device__ __forceinline__ void store_split(const float (&v)[kValues], __nv_bfloat16* hi, __nv_bfloat16* lo) {
+  store_split_at(v, threadIdx.x % BN, (threadIdx.x / BN) * kValues, hi, lo);
 }
 
 // 128 weight rows from m0, depths k0 .. k0 + 63 (rows past M read as zeros).
@@ -58,6 +65,22 @@ __device__ __forceinline__ void load_weights(__nv_bfloat16* dst, const gemm::Bf1
   }
 }
 
+// The block's 128 x 128 output tile from its warpgroups' accumulators: acc[4 j + q] of thread t
+// is row 64 wg + 16 (t % 128 / 32) + (t % 32) / 4 (+8 for q >= 2), column 8 j + 2 (t % 4) (+1).
+__device__ __forceinline__ void store_output(const gemm::Epilogue& e, int m0, int n0, const float (&acc)[64]) {
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  const bool vec2 = gemm::pairs_vectorised(e);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = m0 + 64 * wg + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+    if (m >= e.M) continue;
+    const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+      gemm::store_pair(e, vec2, m, n0 + 8 * j + 2 * (t % 4), bias, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+  }
+}
+
 template <int STRIDE, bool UP>
 __global__ void __launch_bounds__(THREADS, 1)
     conv_wgmma_kernel(gemm::Bf16KContig a, gemm::ConvGatherTapMajor<STRIDE, UP> b, gemm::Epilogue e) {
@@ -67,7 +90,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int m_tiles = (e.M + BM - 1) / BM;
   const int m0 = int(blockIdx.x % m_tiles) * BM, n0 = int(blockIdx.x / m_tiles) * BN;
   const int KT = b.K / BK;
-  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;
+  const int wg = threadIdx.x / 128;
 
   float acc[64], part[64];
 #pragma unroll
@@ -112,18 +135,74 @@ __global__ void __launch_bounds__(THREADS, 1)
     __syncthreads();
   }
 
-  // acc[4 j + q]: Co row 64 wg + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1)
-  const bool vec2 = gemm::pairs_vectorised(e);
+  store_output(e, m0, n0, acc);
+}
+
+// Both operands fp32 (the attention's two products), each split into bf16 hi and lo:
+// C = alpha * (A_hi B_lo + A_hi B_hi + A_lo B_hi) per K tile in a fresh accumulator, as split_gemm.cuh.
+// Each 64-deep K tile is staged as split_gemm's two 32-deep halves; the next tile's first half is
+// loaded under this tile's MMAs, its second half after them.
+constexpr size_t kSmemBytesF32 = size_t(2) * 4 * kTileElems * 2 + 1024;  // 2 stages x (A hi, A lo, B hi, B lo)
+
+template <class ASrc, class BSrc>
+__global__ void __launch_bounds__(THREADS, 1) split_wgmma_f32_kernel(ASrc a, BSrc b, gemm::Epilogue e) {
+  extern __shared__ unsigned char smem_raw[];
+  auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  auto tile = [&](int stage, int which) { return smem + (stage * 4 + which) * kTileElems; };  // A hi, A lo, B hi, B lo
+  const int m_tiles = (e.M + BM - 1) / BM;
+  const int m0 = int(blockIdx.x % m_tiles) * BM, n0 = int(blockIdx.x / m_tiles) * BN;
+  const int KT = (b.K + BK - 1) / BK;
+  const int wg = threadIdx.x / 128;
+
+  gemm::StageF<gemm::kStageValues<BM>> sa, sb;  // one 32-deep half of each operand
+  auto load_half = [&](int k0, int h) {
+    gemm::load_tile<BM>(a, m0, k0 + 32 * h, sa);
+    gemm::load_tile<BN>(b, n0, k0 + 32 * h, sb);
+  };
+  auto store_half = [&](int st, int h) {
+    store_split_at(sa.v, gemm::stage_row<BM>(a), 32 * h + gemm::stage_col<BM>(a), tile(st, 0), tile(st, 1));
+    store_split_at(sb.v, gemm::stage_row<BN>(b), 32 * h + gemm::stage_col<BN>(b), tile(st, 2), tile(st, 3));
+  };
+  float acc[64], part[64];
 #pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = 0.f;
   for (int h = 0; h < 2; ++h) {
-    const int m = m0 + 64 * wg + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
-    if (m >= e.M) continue;
-    const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      gemm::store_pair(e, vec2, m, n0 + 8 * j + 2 * (t % 4), bias, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-    }
+    load_half(0, h);
+    store_half(0, h);
   }
+  fence_shared_for_async_proxy();
+  __syncthreads();
+
+  for (int kt = 0; kt < KT; ++kt) {
+    const int s = kt & 1;
+#pragma unroll
+    for (int i = 0; i < 64; ++i) part[i] = 0.f;
+    wgmma_fence_registers(part);
+    const uint64_t ah = wgmma_descriptor(tile(s, 0) + 64 * wg * BK), al = wgmma_descriptor(tile(s, 1) + 64 * wg * BK);
+    const uint64_t bh = wgmma_descriptor(tile(s, 2)), bl = wgmma_descriptor(tile(s, 3));
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; ++kk) {
+      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(ah, kk), wgmma_descriptor_at_k16(bl, kk));
+      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(ah, kk), wgmma_descriptor_at_k16(bh, kk));
+      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(al, kk), wgmma_descriptor_at_k16(bh, kk));
+    }
+    wgmma_commit();
+    if (kt + 1 < KT) load_half((kt + 1) * BK, 0);
+    wgmma_wait_all();
+    wgmma_fence_registers(part);
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+    if (kt + 1 < KT) {
+      store_half(s ^ 1, 0);
+      load_half((kt + 1) * BK, 1);
+      store_half(s ^ 1, 1);
+      fence_shared_for_async_proxy();
+    }
+    __syncthreads();
+  }
+
+  store_output(e, m0, n0, acc);
 }
 
 }  // namespace tf::cuda::gemm_wgmma

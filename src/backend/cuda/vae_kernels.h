@@ -25,6 +25,8 @@ void conv_output_size(ConvShape& s);
 void set_conv_tile_n(int n);
 // Off: every convolution on the mma.sync kernel (the comparison the checks print).
 void set_conv_wgmma(bool on);
+// Off: the attention's two products on the mma.sync kernel.
+void set_attention_wgmma(bool on);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major; 0 if unused).
 size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
