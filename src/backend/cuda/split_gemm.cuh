@@ -227,6 +227,13 @@ __device__ __forceinline__ bool pairs_vectorised(const Epilogue& e) {
          (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 7) == 0);
 }
 
+// c[m, n] = alpha * a + bias (+ residual), store_pair's arithmetic for a lone column.
+__device__ __forceinline__ void store_one(const Epilogue& e, int m, int n, float bias, float a) {
+  const int64_t off = int64_t(m) * e.ldc + n;
+  const float v = __fadd_rn(__fmul_rn(e.alpha, a), bias);
+  e.c[off] = e.residual ? __fadd_rn(v, e.residual[off]) : v;
+}
+
 // c[m, n], c[m, n + 1] = alpha * (a0, a1) + bias (+ residual), each step one fp32 rounding; columns
 // at or past N are left alone.
 __device__ __forceinline__ void store_pair(const Epilogue& e, bool vec2, int m, int n, float bias, float a0, float a1) {

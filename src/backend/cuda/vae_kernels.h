@@ -25,9 +25,13 @@ void conv_output_size(ConvShape& s);
 void set_conv_tile_n(int n);
 // Off: every convolution on the mma.sync kernel (the comparison the checks print).
 void set_conv_wgmma(bool on);
+// Off: the wgmma convolutions gather and split their operands in the kernel (conv_wgmma_kernel)
+// instead of reading a channels-last split picture through TMA (conv_tma_kernel); the same bytes.
+void set_conv_tma(bool on);
 // Off: the attention's two products on the mma.sync kernel.
 void set_attention_wgmma(bool on);
-// Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major; 0 if unused).
+// Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA
+// kernel, the input split into channels-last bf16 hi and lo; 0 if unused).
 size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
 // Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
