@@ -1,11 +1,14 @@
 // Single-head attention in blocks of query rows: S = scale * Q_b^T K ([nq, N], the only score
 // storage), P = softmax(S) row by row in place, O_b = V P^T. Both products run on the split-bf16
 // GEMM (hi*hi + hi*lo + lo*hi in fp32), so scores and outputs keep fp32-class accuracy.
+// Where the TMA-fed kernel applies, q and k are split once into channels-last hi/lo, v into hi/lo,
+// and the softmax writes P already split: the same bytes as splitting inside the products.
 #include <algorithm>
 
 #include "backend/cuda/launch_check.h"
 #include "backend/cuda/split_gemm.cuh"
 #include "backend/cuda/split_gemm_wgmma.cuh"
+#include "backend/cuda/tma_gemm.h"
 #include "backend/cuda/vae_kernels.h"
 
 namespace tf::cuda {
@@ -37,8 +40,11 @@ __device__ double block_sum(double v, double* scratch) {
   return t;
 }
 
-// One block per row of s [rows, N]: s <- exp(s - max) / sum, the sum in double.
-__global__ void softmax_rows_kernel(float* __restrict__ s, int N) {
+// One block per row of s [rows, N]: p = exp(s - max) / sum, the sum in double; p over s in place,
+// or (SPLIT) as bf16 hi and lo rows of p_hi, p_lo.
+template <bool SPLIT>
+__global__ void softmax_rows_kernel(float* __restrict__ s, int N, __nv_bfloat16* __restrict__ p_hi,
+                                    __nv_bfloat16* __restrict__ p_lo) {
   __shared__ float fscratch[kSoftmaxThreads / 32];
   __shared__ double dscratch[kSoftmaxThreads / 32];
   float* row = s + int64_t(blockIdx.x) * N;
@@ -48,7 +54,17 @@ __global__ void softmax_rows_kernel(float* __restrict__ s, int N) {
   double sum = 0.0;
   for (int i = threadIdx.x; i < N; i += kSoftmaxThreads) sum += double(expf(__fsub_rn(row[i], m)));
   const float sum_f = float(block_sum(sum, dscratch));
-  for (int i = threadIdx.x; i < N; i += kSoftmaxThreads) row[i] = __fdiv_rn(expf(__fsub_rn(row[i], m)), sum_f);
+  const int64_t at = int64_t(blockIdx.x) * N;
+  for (int i = threadIdx.x; i < N; i += kSoftmaxThreads) {
+    const float p = __fdiv_rn(expf(__fsub_rn(row[i], m)), sum_f);
+    if constexpr (SPLIT) {
+      const __nv_bfloat16 h = __float2bfloat16_rn(p);
+      p_hi[at + i] = h;
+      p_lo[at + i] = __float2bfloat16_rn(__fsub_rn(p, __bfloat162float(h)));
+    } else {
+      row[i] = p;
+    }
+  }
 }
 
 template <class A, class B>
@@ -84,11 +100,48 @@ void set_attention_wgmma(bool on) { g_wgmma = on; }
 
 int attention_query_block(int N) { return std::min(N, 4096); }
 
-size_t attention_workspace_floats(int N) { return size_t(attention_query_block(N)) * size_t(N); }
+namespace {
+
+bool tma_applies(int D, int N) { return g_wgmma && split_tma_enabled() && D % 64 == 0 && N % 8 == 0; }
+
+// Scores, P hi/lo, then q^T, k^T (channels last) and v, each as hi and lo.
+void attention_tma(const float* q, const float* k, const float* v, int D, int N, float scale, float* o,
+                   float* workspace, cudaStream_t stream) {
+  const int block = attention_query_block(N);
+  float* s = workspace;
+  auto* split = reinterpret_cast<__nv_bfloat16*>(workspace + size_t(block) * N);
+  __nv_bfloat16 *p_hi = split, *p_lo = p_hi + size_t(block) * N;
+  const size_t DN = size_t(D) * N;
+  __nv_bfloat16 *qt_hi = p_lo + size_t(block) * N, *qt_lo = qt_hi + DN, *kt_hi = qt_lo + DN, *kt_lo = kt_hi + DN;
+  __nv_bfloat16 *v_hi = kt_lo + DN, *v_lo = v_hi + DN;
+  launch_split_channels_last(q, D, 1, N, false, qt_hi, qt_lo, stream);
+  launch_split_channels_last(k, D, 1, N, false, kt_hi, kt_lo, stream);
+  launch_split_elementwise(v, int64_t(DN), v_hi, v_lo, stream);
+  for (int i0 = 0; i0 < N; i0 += block) {
+    const int nq = std::min(block, N - i0);
+    // S[i, j] = scale * sum_d q[d, i0 + i] k[d, j]: a 1x1 window over the one-row picture k^T
+    const gemm::Epilogue es{s, N, scale, nullptr, nullptr, nq, N};
+    launch_split_tma(qt_hi + size_t(i0) * D, qt_lo + size_t(i0) * D, nq, {kt_hi, kt_lo, D, 1, N}, {1, 1, 0, 0, 1, N},
+                     es, stream);
+    softmax_rows_kernel<true><<<nq, kSoftmaxThreads, 0, stream>>>(s, N, p_hi, p_lo);
+    check_launch("attention (softmax_rows_kernel)");
+    // O[d, i0 + i] = sum_j v[d, j] P[i, j]: P's rows are the one-row picture, N channels deep
+    const gemm::Epilogue eo{o + i0, N, 1.f, nullptr, nullptr, D, nq};
+    launch_split_tma(v_hi, v_lo, D, {p_hi, p_lo, N, 1, nq}, {1, 1, 0, 0, 1, nq}, eo, stream);
+  }
+}
+
+}  // namespace
+
+size_t attention_workspace_floats(int D, int N) {
+  const size_t scores = size_t(attention_query_block(N)) * size_t(N);
+  return 2 * scores + 3 * size_t(D) * N;  // the TMA path's need; the other uses the scores only
+}
 
 void launch_attention_single_head(const float* q, const float* k, const float* v, int D, int N, float scale,
                                   float* o, float* workspace, cudaStream_t stream) {
   using namespace gemm;
+  if (tma_applies(D, N)) return attention_tma(q, k, v, D, N, scale, o, workspace, stream);
   const int block = attention_query_block(N);
   for (int i0 = 0; i0 < N; i0 += block) {
     const int nq = std::min(block, N - i0);
@@ -97,7 +150,7 @@ void launch_attention_single_head(const float* q, const float* k, const float* v
     F32RContig kb{k, N, N, D};
     Epilogue es{workspace, N, scale, nullptr, nullptr, nq, N};
     run_gemm(qa, kb, es, stream, "attention (scores: split_gemm_kernel)");
-    softmax_rows_kernel<<<nq, kSoftmaxThreads, 0, stream>>>(workspace, N);
+    softmax_rows_kernel<false><<<nq, kSoftmaxThreads, 0, stream>>>(workspace, N, nullptr, nullptr);
     check_launch("attention (softmax_rows_kernel)");
     // O[d, i0 + i] = sum_j v[d, j] P[i, j]
     F32KContig va{v, N, D, N};

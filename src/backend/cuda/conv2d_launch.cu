@@ -1,13 +1,11 @@
 // Convolution as an implicit GEMM: M = Co, N = Ho*Wo, K = Ci*kh*kw; the channel-major output
 // [Co, Ho*Wo] is the GEMM's C exactly, and the im2col matrix is gathered tile by tile, never stored.
-#include <algorithm>
 #include <string>
 
 #include "backend/cuda/launch_check.h"
 #include "backend/cuda/split_gemm.cuh"
-#include "backend/cuda/conv_tma.cuh"
 #include "backend/cuda/split_gemm_wgmma.cuh"
-#include "backend/cuda/tensor_map.h"
+#include "backend/cuda/tma_gemm.h"
 #include "backend/cuda/vae_kernels.h"
 
 namespace tf::cuda {
@@ -25,15 +23,16 @@ bool g_tma = true;     // of the wgmma kernels, the TMA-fed one where it applies
 
 // Convolutions the TMA kernel takes: 64-deep channel tiles, 3x3 at stride 1 or 2, 1x1 at stride 1.
 bool tma_applies(const ConvShape& s) {
-  return g_wgmma && g_tma && s.Ci % 64 == 0 && ((s.kh == 3 && (s.stride == 1 || s.stride == 2)) ||
-                                                (s.kh == 1 && s.stride == 1));
+  return g_wgmma && g_tma && s.Ci % 64 == 0 && s.kh == s.kw && split_tma_supports(s.Ci, s.kh, s.stride, false) &&
+         (s.kh == 3 || s.stride == 1);
 }
 
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 }  // namespace
 
 void set_conv_wgmma(bool on) { g_wgmma = on; }
-void set_conv_tma(bool on) { g_tma = on; }
+void set_split_tma(bool on) { g_tma = on; }
+bool split_tma_enabled() { return g_tma; }
 
 void set_conv_tile_n(int n) {
   if (n != 64 && n != 128) fail("conv2d (cuda): tile width " + std::to_string(n) + " (64 or 128)");
@@ -125,73 +124,26 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
   run_gemm(wp, b, bias, residual, y, s.Co, stream);
 }
 
-// The output-position rectangle per tile (BW x BH = 128) that pads Ho x Wo the least.
-void choose_tile(conv_tma::ConvTiles& t) {
-  int64_t best = -1;
-  for (int bw : {128, 64, 32, 16}) {
-    const int bh = 128 / bw;
-    const int64_t area = int64_t((t.Wo + bw - 1) / bw) * bw * ((t.Ho + bh - 1) / bh) * bh;
-    if (best < 0 || area < best) best = area, t.BW = bw, t.BH = bh;
-  }
-}
-
 void run_tma(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
              const ConvShape& s, void* workspace, cudaStream_t stream) {
-  using namespace conv_tma;
-  const int taps = s.kh * s.kw, K = s.Ci * taps;
+  const int taps = s.kh * s.kw;
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
   const __nv_bfloat16* wk = w;
   if (taps == 9) {
     auto* wp = reinterpret_cast<__nv_bfloat16*>(ws);
-    const int64_t total = int64_t(s.Co) * K;
+    const int64_t total = int64_t(s.Co) * s.Ci * taps;
     permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
     check_launch("conv2d (permute_weights_tap_major)");
     wk = wp;
     ws += aligned(size_t(total) * sizeof(__nv_bfloat16));
   }
-  const int64_t positions = int64_t(H) * W;
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
-  auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(positions) * s.Ci * sizeof(__nv_bfloat16)));
-  const dim3 split_grid(unsigned((positions + 31) / 32), unsigned(s.Ci / 64));
-  if (s.upsample_input)
-    split_channels_last<true><<<split_grid, 256, 0, stream>>>(x, s.Ci, s.H, s.W, W, positions, hi, lo);
-  else
-    split_channels_last<false><<<split_grid, 256, 0, stream>>>(x, s.Ci, s.H, s.W, W, positions, hi, lo);
-  check_launch("conv2d (split_channels_last)");
-
-  ConvTiles t{};
-  t.Ho = s.Ho, t.Wo = s.Wo, t.ks = s.kh, t.stride = s.stride, t.pad_top = s.pad_top, t.pad_left = s.pad_left;
-  choose_tile(t);
-  t.m_tiles = (s.Co + BM - 1) / BM;
-  t.tiles_x = (s.Wo + t.BW - 1) / t.BW;
-  const int64_t tiles = int64_t(t.m_tiles) * t.tiles_x * ((s.Ho + t.BH - 1) / t.BH);
-  if (tiles >= (int64_t(1) << 31)) fail("conv2d (cuda): too many output tiles for the TMA kernel");
-  t.tiles = int(tiles);
-  t.c_tiles = s.Ci / 64, t.KT = taps * t.c_tiles;
-
-  const uint64_t wdims[2] = {uint64_t(K), uint64_t(s.Co)}, wstrides[1] = {uint64_t(K) * 2};
-  const uint32_t wbox[2] = {64, 128}, ones[3] = {1, 1, 1};
-  const CUtensorMap wmap = bf16_tensor_map("conv2d weights", wk, 2, wdims, wstrides, wbox, ones);
-  const uint64_t xdims[3] = {uint64_t(s.Ci), uint64_t(W), uint64_t(H)};
-  const uint64_t xstrides[2] = {uint64_t(s.Ci) * 2, uint64_t(W) * s.Ci * 2};
-  const uint32_t xbox[3] = {64, uint32_t(t.BW * s.stride), uint32_t(t.BH * s.stride)};
-  const uint32_t xsteps[3] = {1, uint32_t(s.stride), uint32_t(s.stride)};
-  const CUtensorMap hmap = bf16_tensor_map("conv2d input (hi)", hi, 3, xdims, xstrides, xbox, xsteps);
-  const CUtensorMap lmap = bf16_tensor_map("conv2d input (lo)", lo, 3, xdims, xstrides, xbox, xsteps);
-
-  static bool attr = false;
-  if (!attr) {
-    check_cuda(cudaFuncSetAttribute(conv_tma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)),
-               "conv2d: shared memory limit");
-    attr = true;
-  }
-  int device = 0, sms = 0;
-  check_cuda(cudaGetDevice(&device), "conv2d: device");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "conv2d: SM count");
+  auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
+  launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, hi, lo, stream);
   const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
-  conv_tma_kernel<<<unsigned(std::min<int64_t>(tiles, sms)), THREADS, kSmemBytes, stream>>>(wmap, hmap, lmap, t, e);
-  check_launch("conv2d (conv_tma_kernel)");
+  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
+                   stream);
 }
 
 template <int KS, int STRIDE, bool UP>

@@ -9,6 +9,9 @@
 // into a fresh per-K-tile accumulator added to the running one), so the bytes are the same.
 // Warp-specialised and persistent: warpgroup 0's first thread issues the loads STAGES tiles ahead,
 // warpgroups 1 and 2 multiply 64 Co rows each; blocks loop over output tiles.
+// With A_SPLIT the A operand is an fp32 matrix split into hi and lo as well (the attention's
+// products, each a 1x1 convolution over a one-row picture): per k16 A_hi B_lo, A_hi B_hi, A_lo B_hi,
+// the order of split_wgmma_f32_kernel.
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -20,10 +23,15 @@
 
 namespace tf::cuda::conv_tma {
 
-constexpr int BM = 128, BN = 128, BK = 64, STAGES = 4, THREADS = 384;
+constexpr int BM = 128, BN = 128, BK = 64, THREADS = 384;
 constexpr int kTileBytes = 128 * BK * 2;  // one operand tile: 128 rows of 128 bytes
-constexpr int kStageBytes = 3 * kTileBytes;  // w, x hi, x lo
-constexpr size_t kSmemBytes = size_t(STAGES) * kStageBytes + 1024 + 2 * STAGES * sizeof(uint64_t);
+template <bool A_SPLIT>
+constexpr int kTilesPerStage = A_SPLIT ? 4 : 3;  // (A hi, A lo,) B hi, B lo
+template <bool A_SPLIT>
+constexpr int kStages = A_SPLIT ? 3 : 4;  // as many as fit in 227 KB
+template <bool A_SPLIT>
+constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes + 1024 +
+                              2 * kStages<A_SPLIT> * sizeof(uint64_t);
 
 // x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws) ->
 // hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi). Block: 64 channels x 32 positions.
@@ -61,6 +69,16 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
   *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
 }
 
+// hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]).
+__global__ void split_elementwise(const float* __restrict__ x, int64_t n, __nv_bfloat16* __restrict__ hi,
+                                  __nv_bfloat16* __restrict__ lo) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const __nv_bfloat16 h = __float2bfloat16_rn(x[i]);
+  hi[i] = h;
+  lo[i] = __float2bfloat16_rn(__fsub_rn(x[i], __bfloat162float(h)));
+}
+
 struct ConvTiles {
   int m_tiles, tiles_x, tiles;  // tile i: Co rows (i % m_tiles) * 128, positions tile i / m_tiles (x fastest)
   int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
@@ -90,9 +108,13 @@ __device__ __forceinline__ void store_tile(const gemm::Epilogue& e, const ConvTi
   }
 }
 
+template <bool A_SPLIT>
 __global__ void __launch_bounds__(THREADS, 1)
-    conv_tma_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap hi_map,
-                    const __grid_constant__ CUtensorMap lo_map, ConvTiles s, gemm::Epilogue e) {
+    conv_tma_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap w_lo_map,
+                    const __grid_constant__ CUtensorMap hi_map, const __grid_constant__ CUtensorMap lo_map,
+                    ConvTiles s, gemm::Epilogue e) {
+  constexpr int STAGES = kStages<A_SPLIT>, kStageBytes = kTilesPerStage<A_SPLIT> * kTileBytes;
+  constexpr int kB = A_SPLIT ? 2 : 1;  // the B hi tile's index in a stage
   extern __shared__ unsigned char smem_raw[];
   auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes);  // the stage's bytes have landed
@@ -123,8 +145,9 @@ __global__ void __launch_bounds__(THREADS, 1)
         mbarrier_arrive_expect_tx(full + st, kStageBytes);
         const int ky = tap / s.ks, kx = tap - ky * s.ks;
         tma_load_2d(dst, &w_map, full + st, kt * BK, m0);
-        tma_load_3d(dst + kTileBytes, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-        tma_load_3d(dst + 2 * kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        if constexpr (A_SPLIT) tma_load_2d(dst + kTileBytes, &w_lo_map, full + st, kt * BK, m0);
+        tma_load_3d(dst + kB * kTileBytes, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        tma_load_3d(dst + (kB + 1) * kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
         if (++c == s.c_tiles) c = 0, ++tap;
       }
     }
@@ -146,12 +169,15 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbarrier_wait(full + st, (it / STAGES) & 1);
       wgmma_fence_registers(part);
       const uint64_t wd = wgmma_descriptor(src + 64 * cw * BK * 2);
-      const uint64_t hd = wgmma_descriptor(src + kTileBytes), ld = wgmma_descriptor(src + 2 * kTileBytes);
+      const uint64_t wld = wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2);
+      const uint64_t hd = wgmma_descriptor(src + kB * kTileBytes), ld = wgmma_descriptor(src + (kB + 1) * kTileBytes);
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk) {
         wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(ld, kk));
         wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(hd, kk));
+        if constexpr (A_SPLIT)
+          wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wld, kk), wgmma_descriptor_at_k16(hd, kk));
       }
       wgmma_commit();
       wgmma_wait_all();

@@ -25,9 +25,11 @@ void conv_output_size(ConvShape& s);
 void set_conv_tile_n(int n);
 // Off: every convolution on the mma.sync kernel (the comparison the checks print).
 void set_conv_wgmma(bool on);
-// Off: the wgmma convolutions gather and split their operands in the kernel (conv_wgmma_kernel)
-// instead of reading a channels-last split picture through TMA (conv_tma_kernel); the same bytes.
-void set_conv_tma(bool on);
+// Off: the wgmma products (convolutions, the attention's two) gather and split their operands in
+// the kernel (conv_wgmma_kernel, split_wgmma_f32_kernel) instead of reading operands split
+// beforehand through TMA (conv_tma_kernel); the same bytes either way.
+void set_split_tma(bool on);
+bool split_tma_enabled();
 // Off: the attention's two products on the mma.sync kernel.
 void set_attention_wgmma(bool on);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA
@@ -52,7 +54,7 @@ void launch_add(const float* a, const float* b, int64_t n, float* y, cudaStream_
 
 // Workspace (floats) attention needs: one block of query rows' scores, never the full N x N.
 int attention_query_block(int N);
-size_t attention_workspace_floats(int N);
+size_t attention_workspace_floats(int D, int N);
 // o[D, N] = V softmax(scale * Q^T K)^T for one head; q, k, v, o channel-major [D, N].
 void launch_attention_single_head(const float* q, const float* k, const float* v, int D, int N, float scale,
                                   float* o, float* workspace, cudaStream_t stream);

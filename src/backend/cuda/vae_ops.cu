@@ -58,7 +58,7 @@ void add(const Tensor& a, const Tensor& b, Tensor& y) {
 void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
   const int D = int(q.dim(0)), N = int(q.dim(1));
   if (int64_t(N) != q.dim(1)) fail("attention_single_head (cuda): too many positions");
-  Tensor ws = empty(DType::F32, {int64_t(attention_workspace_floats(N))}, Device::CUDA);
+  Tensor ws = empty(DType::F32, {int64_t(attention_workspace_floats(D, N))}, Device::CUDA);
   launch_attention_single_head(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), D, N, scale, o.ptr<float>(),
                                ws.ptr<float>(), stream());
 }

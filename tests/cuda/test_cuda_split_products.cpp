@@ -46,11 +46,11 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed) {
   __nv_bfloat16 *dw = device_copy(w), *db = device_copy(b);
   EXPECT_EQ(cudaMalloc(&dy, r.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMemset(dy, 0xFF, r.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
-  cuda::set_conv_tma(tma);
+  cuda::set_split_tma(tma);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
-  cuda::set_conv_tma(true);
+  cuda::set_split_tma(true);
   std::vector<float> y(r.size());
   EXPECT_EQ(cudaMemcpy(y.data(), dy, y.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   for (void* p : {static_cast<void*>(dx), static_cast<void*>(dr), static_cast<void*>(dy), static_cast<void*>(dw),
@@ -58,7 +58,40 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed) {
     if (p) cudaFree(p);
   return y;
 }
+// The attention's output bytes with its operands split beforehand (TMA) or inside the products.
+std::vector<float> attention_bytes(int D, int N, bool tma) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> n(0.f, 1.f);
+  std::vector<float> q(size_t(D) * N), k(q.size()), v(q.size()), o(q.size());
+  for (auto* t : {&q, &k, &v})
+    for (auto& x : *t) x = n(rng);
+  float *dq = device_copy(q), *dk = device_copy(k), *dv = device_copy(v), *dout = device_copy(o), *ws = nullptr;
+  EXPECT_EQ(cudaMemset(dout, 0xFF, o.size() * sizeof(float)), cudaSuccess);
+  EXPECT_EQ(cudaMalloc(&ws, cuda::attention_workspace_floats(D, N) * sizeof(float)), cudaSuccess);
+  cuda::set_split_tma(tma);
+  cuda::launch_attention_single_head(dq, dk, dv, D, N, 1.f / 8.f, dout, ws, 0);
+  cuda::set_split_tma(true);
+  EXPECT_EQ(cudaMemcpy(o.data(), dout, o.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+  for (float* p : {dq, dk, dv, dout, ws}) cudaFree(p);
+  return o;
+}
 #endif
+
+TEST(CudaAttention, TmaProductsGiveTheGatheringProductsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  for (int N : {136, 4104}) {  // a partial tile of queries, keys and K; two query blocks
+    const std::vector<float> tma = attention_bytes(64, N, true), gather = attention_bytes(64, N, false);
+    size_t differ = 0, nan = 0;
+    for (size_t i = 0; i < tma.size(); ++i) {
+      differ += std::memcmp(&tma[i], &gather[i], sizeof(float)) != 0;
+      nan += tma[i] != tma[i];
+    }
+    EXPECT_EQ(differ, 0u) << "N " << N;
+    EXPECT_EQ(nan, 0u) << "outputs left unwritten, N " << N;
+  }
+#endif
+}
 
 // Same split, same K order, same MMAs: the two wgmma kernels agree to the bit, every output written.
 TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
