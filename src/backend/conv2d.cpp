@@ -8,9 +8,8 @@
 
 namespace tf {
 
-void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual) {
-  const char* op = "conv2d";
+void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
+                  const Tensor& y, const Tensor* residual) {
   expect_dtype(op, "x", x, DType::F32);
   expect_dtypes(op, DType::BF16, {{"w", w}, {"bias", bias}});
   expect_dtype(op, "y", y, DType::F32);
@@ -33,6 +32,12 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
     require(residual->data != y.data || y.numel() == 0, std::string(op) + ": residual may not alias y");
   }
   require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
+}
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual) {
+  const char* op = "conv2d";
+  check_conv2d(op, x, w, bias, g, y, residual);
   const Device d = residual ? common_device(op, {&x, &w, &bias, &y, residual}) : common_device(op, {&x, &w, &bias, &y});
   run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual);
 }

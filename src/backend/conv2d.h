@@ -26,6 +26,10 @@ struct Conv2dGeometry {
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
             const Tensor* residual = nullptr);
 
+// The dispatcher's checks of conv2d's arguments (for ops that end in a convolution); throws naming op.
+void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
+                  const Tensor& y, const Tensor* residual);
+
 // The output extent of one axis.
 inline int64_t conv2d_out_extent(int64_t in, int k, int stride, int pad_before, int pad_after) {
   return (in + pad_before + pad_after - k) / stride + 1;

@@ -12,5 +12,9 @@ namespace tf {
 // x: F32 [C, H, W] (or [C, N]); gamma, beta: BF16 [C]; y: F32 like x (may alias x).
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                 Tensor& y);
+// The dispatcher's checks of group_norm's arguments (y: the normalised picture's shape and dtype);
+// throws naming op.
+void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps,
+                      const Tensor& y);
 
 }  // namespace tf

@@ -7,6 +7,7 @@
 #include "backend/add.h"
 #include "backend/conv2d.h"
 #include "backend/group_norm.h"
+#include "backend/group_norm_conv2d.h"
 #include "backend/upsample_nearest2x.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
@@ -123,6 +124,40 @@ TEST(GroupNorm, RefusesGroupsThatDoNotDivide) {
   Tensor x = random_f32({10, 2, 2}, 1), g = random_bf16({10}, 2), b = random_bf16({10}, 3);
   Tensor y = tf::empty(DType::F32, {10, 2, 2});
   EXPECT_THROW(tf::group_norm(x, g, b, 4, 1e-6f, false, y), tf::Error);
+}
+
+TEST(GroupNormConv2d, GivesGroupNormThenConv2dBytes) {
+  Tensor x = random_f32({8, 6, 5}, 41, 2.0f), g = random_bf16({8}, 42), b = random_bf16({8}, 43);
+  Tensor w = random_bf16({5, 8, 3, 3}, 44, 0.2f), bias = random_bf16({5}, 45), r = random_f32({5, 6, 5}, 46);
+  for (bool silu : {false, true}) {
+    Tensor t = tf::empty(DType::F32, {8, 6, 5}), want = tf::empty(DType::F32, {5, 6, 5});
+    tf::group_norm(x, g, b, 4, 1e-6f, silu, t);
+    tf::conv2d(t, w, bias, {}, want, &r);
+    Tensor got = tf::empty(DType::F32, {5, 6, 5});
+    tf::group_norm_conv2d(x, g, b, 4, 1e-6f, silu, w, bias, {}, got, &r);
+    EXPECT_EQ(std::memcmp(got.data, want.data, want.nbytes()), 0) << "silu " << silu;
+  }
+}
+
+TEST(GroupNormConv2d, RefusesBadArgumentsByName) {
+  Tensor x = random_f32({8, 6, 5}, 41), g = random_bf16({8}, 42), b = random_bf16({8}, 43);
+  Tensor w = random_bf16({5, 8, 3, 3}, 44), bias = random_bf16({5}, 45), y = tf::empty(DType::F32, {5, 6, 5});
+  Tensor g_short = random_bf16({7}, 42), w_wrong = random_bf16({5, 6, 3, 3}, 44);
+  auto message = [&](auto&& call) {
+    try {
+      call();
+    } catch (const tf::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { tf::group_norm_conv2d(x, g_short, b, 4, 1e-6f, true, w, bias, {}, y); }).find("gamma"),
+            std::string::npos);
+  EXPECT_NE(message([&] { tf::group_norm_conv2d(x, g, b, 3, 1e-6f, true, w, bias, {}, y); }).find("groups"),
+            std::string::npos);
+  const std::string wrong_w = message([&] { tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w_wrong, bias, {}, y); });
+  EXPECT_NE(wrong_w.find("group_norm_conv2d"), std::string::npos) << wrong_w;
+  EXPECT_NE(wrong_w.find("input channels"), std::string::npos) << wrong_w;
 }
 
 TEST(UpsampleNearest2x, CopiesEachValueToA2x2Block) {

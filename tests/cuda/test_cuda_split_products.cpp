@@ -3,6 +3,11 @@
 #include <random>
 #include <vector>
 
+#include "backend/conv2d.h"
+#include "backend/group_norm.h"
+#include "backend/group_norm_conv2d.h"
+#include "check/random_tensor.h"
+#include "core/tensor.h"
 #include "cuda_test_util.h"
 
 #ifdef TF_HAVE_CUDA
@@ -114,6 +119,35 @@ TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.up ? " up" : "");
     EXPECT_EQ(nan, 0u) << "outputs left unwritten";
+  }
+#endif
+}
+
+// Folding the GroupNorm into the convolution's operand split gives the bytes of storing it first.
+TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  using check::random_normal_tensor;
+  struct Case {
+    int64_t Ci, Co, H, W;
+    bool silu, residual;
+  };
+  for (const Case& c : {Case{128, 128, 24, 40, true, true}, Case{64, 192, 17, 9, false, false}}) {
+    Tensor x = random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 51, 2.0f);
+    for (int64_t i = 0; i < x.numel(); ++i) x.ptr<float>()[i] += 3.0f;  // a group mean away from zero
+    const Tensor g = random_normal_tensor(DType::BF16, {c.Ci}, 52), b = random_normal_tensor(DType::BF16, {c.Ci}, 53);
+    const Tensor w = random_normal_tensor(DType::BF16, {c.Co, c.Ci, 3, 3}, 54, 0.05f);
+    const Tensor bias = random_normal_tensor(DType::BF16, {c.Co}, 55), r = random_normal_tensor(DType::F32, {c.Co, c.H, c.W}, 56);
+    const Tensor dx = to_device(x, Device::CUDA), dg = to_device(g, Device::CUDA), db = to_device(b, Device::CUDA);
+    const Tensor dw = to_device(w, Device::CUDA), dbias = to_device(bias, Device::CUDA), dr = to_device(r, Device::CUDA);
+    const Tensor* res = c.residual ? &dr : nullptr;
+    Tensor t = empty(DType::F32, x.shape, Device::CUDA), stored = empty(DType::F32, {c.Co, c.H, c.W}, Device::CUDA);
+    group_norm(dx, dg, db, 32, 1e-6f, c.silu, t);
+    conv2d(t, dw, dbias, {}, stored, res);
+    Tensor folded = empty(DType::F32, {c.Co, c.H, c.W}, Device::CUDA);
+    group_norm_conv2d(dx, dg, db, 32, 1e-6f, c.silu, dw, dbias, {}, folded, res);
+    const Tensor a = to_device(stored, Device::CPU), f = to_device(folded, Device::CPU);
+    EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "Ci " << c.Ci << " silu " << c.silu;
   }
 #endif
 }

@@ -114,8 +114,8 @@ void attention_tma(const float* q, const float* k, const float* v, int D, int N,
   const size_t DN = size_t(D) * N;
   __nv_bfloat16 *qt_hi = p_lo + size_t(block) * N, *qt_lo = qt_hi + DN, *kt_hi = qt_lo + DN, *kt_lo = kt_hi + DN;
   __nv_bfloat16 *v_hi = kt_lo + DN, *v_lo = v_hi + DN;
-  launch_split_channels_last(q, D, 1, N, false, qt_hi, qt_lo, stream);
-  launch_split_channels_last(k, D, 1, N, false, kt_hi, kt_lo, stream);
+  launch_split_channels_last(q, D, 1, N, false, nullptr, qt_hi, qt_lo, stream);
+  launch_split_channels_last(k, D, 1, N, false, nullptr, kt_hi, kt_lo, stream);
   launch_split_elementwise(v, int64_t(DN), v_hi, v_lo, stream);
   for (int i0 = 0; i0 < N; i0 += block) {
     const int nq = std::min(block, N - i0);

@@ -124,8 +124,8 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
   run_gemm(wp, b, bias, residual, y, s.Co, stream);
 }
 
-void run_tma(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-             const ConvShape& s, void* workspace, cudaStream_t stream) {
+void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
+             const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
   const int taps = s.kh * s.kw;
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
@@ -140,7 +140,7 @@ void run_tma(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, 
   }
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
-  launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, hi, lo, stream);
+  launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
   const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
                    stream);
@@ -164,7 +164,7 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
   if (int64_t(s.Ho) * s.Wo >= (int64_t(1) << 31) || int64_t(s.Ci) * s.kh * s.kw >= (int64_t(1) << 31))
     fail("conv2d (cuda): problem too large for 32-bit tile indices");
   const bool up = s.upsample_input;
-  if (tma_applies(s)) return run_tma(x, w, bias, residual, y, s, workspace, stream);
+  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream);
   if (conv_workspace_bytes(s) > 0) {
     if (s.stride == 1 && !up) return run_tap_major<1, false>(x, w, bias, residual, y, s, workspace, stream);
     if (s.stride == 1 && up) return run_tap_major<1, true>(x, w, bias, residual, y, s, workspace, stream);
@@ -180,6 +180,16 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
   }
   if (s.kh == 1 && s.stride == 1 && !up) return run<1, 1, false>(x, w, bias, residual, y, s, stream);
   fail("conv2d (cuda): this kernel/stride/upsample combination is not built");
+}
+
+bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
+
+void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
+                              const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
+                              void* workspace, cudaStream_t stream) {
+  if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off or "
+                            "channels not a multiple of 64)");
+  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);
 }
 
 }  // namespace tf::cuda

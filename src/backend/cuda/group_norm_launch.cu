@@ -3,6 +3,7 @@
 // pass that normalises, applies the affine and SiLU.
 #include <algorithm>
 
+#include "backend/cuda/group_norm_affine.cuh"
 #include "backend/cuda/launch_check.h"
 #include "backend/cuda/vae_kernels.h"
 
@@ -82,19 +83,10 @@ __global__ void group_finalize_kernel(double2* partials, int P, int64_t L, float
 }
 
 // grid (Q, C): block q normalises its slice of channel c (group c / Cg).
-__global__ void group_apply_kernel(const float* __restrict__ x, const __nv_bfloat16* __restrict__ gamma,
-                                   const __nv_bfloat16* __restrict__ beta, int Cg, int64_t HW, int P,
-                                   const double2* __restrict__ partials, bool silu, float* y) {
-  const int c = blockIdx.y, g = c / Cg;
-  const double2 stats = partials[int64_t(g) * (P + 2) + P + 1];
-  // the affine map in double, rounded once to fp32 (as the CPU backend): a group mean far from
-  // zero costs no precision
-  const double mean = stats.x, scale = stats.y * double(__bfloat162float(gamma[c]));
-  const double be = __bfloat162float(beta[c]);
-  auto f = [&](float x) {
-    const float v = float(__dadd_rn(__dmul_rn(__dsub_rn(double(x), mean), scale), be));
-    return silu ? __fdiv_rn(v, __fadd_rn(1.f, expf(-v))) : v;
-  };
+__global__ void group_apply_kernel(const float* __restrict__ x, GroupNormApply n, int64_t HW, float* y) {
+  const int c = blockIdx.y;
+  const ChannelAffine a = channel_affine(n, c);
+  auto f = [&](float x) { return group_norm_value(a, n.silu, x); };
   const int Q = gridDim.x, q = blockIdx.x;
   const float* xc = x + int64_t(c) * HW;
   float* yc = y + int64_t(c) * HW;
@@ -117,8 +109,9 @@ size_t group_norm_workspace_bytes(int C, int64_t HW, int groups) {
   return sizeof(double2) * size_t(groups) * (stats_blocks_per_group(int64_t(C / groups) * HW) + 2);
 }
 
-void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
-                       int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream) {
+GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C,
+                                       int64_t HW, int groups, float eps, bool silu, void* workspace,
+                                       cudaStream_t stream) {
   if (groups <= 0 || C % groups != 0) fail("group_norm (cuda): channels not divisible by groups");
   const int Cg = C / groups;
   const int64_t L = int64_t(Cg) * HW;
@@ -126,10 +119,16 @@ void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bf
   auto* partials = static_cast<double2*>(workspace);
   group_stats_kernel<<<dim3(P, groups), kThreads, 0, stream>>>(x, L, partials);
   check_launch("group_norm (group_stats_kernel)");
-  const int Q = int(std::clamp<int64_t>((HW + kThreads * 16 - 1) / (kThreads * 16), 1, 1024));
   group_finalize_kernel<<<groups, 128, 0, stream>>>(partials, P, L, eps);
   check_launch("group_norm (group_finalize_kernel)");
-  group_apply_kernel<<<dim3(Q, C), kThreads, 0, stream>>>(x, gamma, beta, Cg, HW, P, partials, silu, y);
+  return {partials, P, gamma, beta, Cg, silu};
+}
+
+void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
+                       int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream) {
+  const GroupNormApply n = launch_group_norm_stats(x, gamma, beta, C, HW, groups, eps, silu, workspace, stream);
+  const int Q = int(std::clamp<int64_t>((HW + kThreads * 16 - 1) / (kThreads * 16), 1, 1024));
+  group_apply_kernel<<<dim3(Q, C), kThreads, 0, stream>>>(x, n, HW, y);
   check_launch("group_norm (group_apply_kernel)");
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "backend/cuda/split_gemm.cuh"
+#include "backend/cuda/vae_kernels.h"
 
 namespace tf::cuda {
 
@@ -28,9 +29,10 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split);
 // or split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream);
-// x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked) -> hi, lo [H, W, C]; C % 64 == 0.
-void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, __nv_bfloat16* hi,
-                                __nv_bfloat16* lo, cudaStream_t stream);
+// x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is
+// given) -> hi, lo [H, W, C]; C % 64 == 0.
+void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
+                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
 // hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]), the layout kept.
 void launch_split_elementwise(const float* x, int64_t n, __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
 

@@ -77,14 +77,17 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   else launch<false>(amap, alo, hmap, lmap, t, e, stream);
 }
 
-void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, __nv_bfloat16* hi,
-                                __nv_bfloat16* lo, cudaStream_t stream) {
+void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
+                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream) {
+  using conv_tma::split_channels_last;
   if (C % 64 != 0) fail("split_channels_last: channels " + std::to_string(C) + " (a multiple of 64)");
   const int W = upsample ? 2 * Ws : Ws;
   const int64_t positions = int64_t(upsample ? 2 * Hs : Hs) * W;
   const dim3 grid(unsigned((positions + 31) / 32), unsigned(C / 64));
-  if (upsample) conv_tma::split_channels_last<true><<<grid, 256, 0, stream>>>(x, C, Hs, Ws, W, positions, hi, lo);
-  else conv_tma::split_channels_last<false><<<grid, 256, 0, stream>>>(x, C, Hs, Ws, W, positions, hi, lo);
+  const GroupNormApply n = norm ? *norm : GroupNormApply{};
+  auto run = [&](auto kernel) { kernel<<<grid, 256, 0, stream>>>(x, C, Hs, Ws, W, positions, n, hi, lo); };
+  if (upsample) norm ? run(split_channels_last<true, true>) : run(split_channels_last<true, false>);
+  else norm ? run(split_channels_last<false, true>) : run(split_channels_last<false, false>);
   check_launch("split_channels_last");
 }
 

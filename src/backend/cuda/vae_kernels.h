@@ -40,11 +40,34 @@ size_t conv_workspace_bytes(const ConvShape& s);
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
                    float* y, const ConvShape& s, void* workspace, cudaStream_t stream);
 
+// A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map
+// is left to the pass that reads x next.
+struct GroupNormApply {
+  const double2* partials;  // per group: P partial sums, the shift, then (mean, rstd)
+  int P;
+  const __nv_bfloat16* gamma;
+  const __nv_bfloat16* beta;
+  int Cg;  // channels per group
+  bool silu;
+};
+// Whether launch_conv2d can fold a GroupNorm of its input into its operand split (the TMA kernel).
+bool conv_folds_group_norm(const ConvShape& s);
+
 // Workspace (bytes) group_norm needs for its per-block partial sums.
 size_t group_norm_workspace_bytes(int C, int64_t HW, int groups);
 // y = GroupNorm(x) * gamma + beta, then SiLU when asked; x may equal y.
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
                        int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream);
+
+// group_norm's first two launches: the statistics, for a later pass to apply.
+GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C,
+                                       int64_t HW, int groups, float eps, bool silu, void* workspace,
+                                       cudaStream_t stream);
+// y = conv(group_norm(x)) + bias (+ residual) with the normalised picture never stored; requires
+// conv_folds_group_norm(s). The bytes of launch_group_norm followed by launch_conv2d.
+void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
+                              const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
+                              void* workspace, cudaStream_t stream);
 
 // y[C, 2H, 2W] = x[C, H, W] repeated 2 x 2.
 void launch_upsample_nearest2x(const float* x, int C, int H, int W, float* y, cudaStream_t stream);

@@ -45,6 +45,28 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
   launch_group_norm(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, y.ptr<float>(), ws.data, stream());
 }
 
+void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                       const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+                       const Tensor* residual) {
+  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), false, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
+              g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
+  conv_output_size(s);
+  if (x.numel() == 0 || y.numel() == 0 || !conv_folds_group_norm(s)) {
+    Tensor t = empty(DType::F32, x.shape, Device::CUDA);
+    cuda::group_norm(x, gamma, beta, groups, eps, silu, t);
+    return cuda::conv2d(t, w, bias, g, y, residual);
+  }
+  require_aligned("group_norm_conv2d", "x", x);
+  const int C = int(x.dim(0));
+  const int64_t HW = x.numel() / C;
+  Tensor gws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
+  const GroupNormApply n =
+      launch_group_norm_stats(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, gws.data, stream());
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
+  launch_group_norm_conv2d(x.ptr<float>(), n, bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr,
+                           y.ptr<float>(), s, ws.data, stream());
+}
+
 void upsample_nearest2x(const Tensor& x, Tensor& y) {
   if (x.numel() == 0) return;
   require_aligned("upsample_nearest2x", "y", y);

@@ -5,6 +5,7 @@
 #include "backend/attention_single_head.h"
 #include "backend/conv2d.h"
 #include "backend/group_norm.h"
+#include "backend/group_norm_conv2d.h"
 #include "backend/upsample_nearest2x.h"
 
 namespace tf::flux2_vae {
@@ -20,6 +21,13 @@ Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tenso
   return y;
 }
 
+// conv3x3(silu(group_norm(x))), the normalised picture left to the backend to store or fold.
+Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps, const Tensor* residual) {
+  Tensor y = empty(DType::F32, {c.w.dim(0), x.dim(1), x.dim(2)}, x.device);
+  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, {1, 1, 1, 1, 1}, y, residual);
+  return y;
+}
+
 }  // namespace
 
 Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
@@ -32,11 +40,10 @@ Tensor norm(const Norm& n, const Tensor& x, int groups, float eps, bool silu) {
 }
 
 Tensor resnet(const Resnet& r, const Tensor& x, int groups, float eps) {
-  Tensor h = conv3x3(r.conv1, norm(r.norm1, x, groups, eps, true));
-  group_norm(h, r.norm2.gamma, r.norm2.beta, groups, eps, true, h);  // in place
-  if (!r.has_shortcut) return conv3x3(r.conv2, h, &x);
+  const Tensor h = norm_conv3x3(r.norm1, r.conv1, x, groups, eps, nullptr);
+  if (!r.has_shortcut) return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &x);
   const Tensor s = conv1x1(r.shortcut, x);
-  return conv3x3(r.conv2, h, &s);
+  return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &s);
 }
 
 Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0, 1, 1}, nullptr); }

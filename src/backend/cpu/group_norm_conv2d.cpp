@@ -1,0 +1,14 @@
+// The CPU has nothing to fold: the normalised picture is stored, then convolved.
+#include "backend/cpu/vae_ops.h"
+
+namespace tf::cpu {
+
+void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                       const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+                       const Tensor* residual) {
+  Tensor t = empty(DType::F32, x.shape, Device::CPU);
+  cpu::group_norm(x, gamma, beta, groups, eps, silu, t);
+  cpu::conv2d(t, w, bias, g, y, residual);
+}
+
+}  // namespace tf::cpu
