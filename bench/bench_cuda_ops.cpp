@@ -71,6 +71,11 @@ void bench(int64_t T) {
   line("delta_net_prep", median_us([&] { delta_net_prep(conv, b, a, A_log, dt, q, k, v, beta, g); }, reps), 24);
   Tensor o = dev(DType::BF16, {T, Hv, dv});
   line("gated_delta_rule", median_us([&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, reps), 24);
+  // both forms of the rule on the same inputs, whichever the dispatch would pick
+  setenv("TF_DELTA_RULE", "recurrent", 1);
+  line("  recurrent form", median_us([&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, std::max(reps, 11)), 24);
+  unsetenv("TF_DELTA_RULE");
+  line("  chunked form", median_us([&] { gated_delta_rule_chunked(q, k, v, beta, g, offs, o); }, std::max(reps, 11)), 24);
   Tensor z = rnd(DType::BF16, {T * Hv, dv}, 7), gw = rnd(DType::F32, {dv}, 8), gy = dev(DType::BF16, {T * Hv, dv});
   line("rms_norm_gated", median_us([&] { rms_norm_gated(o.reshaped({T * Hv, dv}), z, gw, 1e-6f, gy); }, reps), 24);
   // every layer

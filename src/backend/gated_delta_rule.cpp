@@ -8,9 +8,11 @@
 
 namespace tf {
 
-void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
-                      const SeqOffsets& seq_offsets, Tensor& o) {
-  const char* op = "gated_delta_rule";
+namespace {
+
+// Both forms share the geometry checks; returns the device the tensors live on.
+Device check_geometry(const char* op, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta,
+                      const Tensor& g, const SeqOffsets& seq_offsets, const Tensor& o) {
   Device dev = common_device(op, {&q, &k, &v, &beta, &g, &o});
   expect_dtypes(op, DType::F32, {{"q", q}, {"k", k}, {"v", v}, {"beta", beta}, {"g", g}});
   expect_dtype(op, "o", o, DType::BF16);
@@ -25,7 +27,24 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   expect_shapes(op, {T, Hv}, {{"beta", beta}, {"g", g}});
   expect_shape(op, "o", o, v.shape);
   check_seq_offsets(op, seq_offsets, T);
+  return dev;
+}
+
+}  // namespace
+
+void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                      const SeqOffsets& seq_offsets, Tensor& o) {
+  const char* op = "gated_delta_rule";
+  Device dev = check_geometry(op, q, k, v, beta, g, seq_offsets, o);
   run_kernel(op, dev, cpu::gated_delta_rule, TF_CUDA_KERNEL(cuda::gated_delta_rule), q, k, v, beta, g, seq_offsets, o);
+}
+
+void gated_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                              const SeqOffsets& seq_offsets, Tensor& o) {
+  const char* op = "gated_delta_rule_chunked";
+  Device dev = check_geometry(op, q, k, v, beta, g, seq_offsets, o);
+  run_kernel(op, dev, cpu::gated_delta_rule_chunked, TF_CUDA_KERNEL(cuda::gated_delta_rule_chunked), q, k, v, beta, g,
+             seq_offsets, o);
 }
 
 }  // namespace tf

@@ -1,12 +1,19 @@
 // Gated DeltaNet on CUDA: causal depthwise conv + SiLU, the input prep (q/k L2 norm in fp32, beta,
-// decay) and the recurrent gated delta rule with the fp32 state held in registers.
+// decay) and the recurrent gated delta rule with the fp32 state held in registers; long
+// sequences take the chunked form (delta_rule_chunked.cu).
+#include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/delta_rule_chunked.h"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/tensor_core.cuh"
 #include "backend/cuda/transformer_ops.h"
+#include "backend/gated_delta_rule.h"
 
 namespace tf::cuda {
 
@@ -82,17 +89,18 @@ __host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * d
 // keeps R rows of its column of S in registers (8 row groups cover dk <= 8R). Per token:
 //   S *= exp(g); kv = S^T k; d = (v - kv) * beta; S += k d^T; o = bf16(S^T q)
 // The next kChunk tokens' inputs are copied to shared memory while this chunk computes, so no
-// token waits for a global load.
+// token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
 template <int R>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
-                                        bool rows16) {
+                                        bool rows16, int chunked_from) {
   extern __shared__ __align__(16) float staged[];  // two staging buffers
   const int lane = threadIdx.x, gi = lane / 4, col = lane % 4;
   const int s = blockIdx.z, h = blockIdx.y, j = blockIdx.x * 4 + col, hk = h / (Hv / Hk);
   const bool has_col = j < dv;
   const bool full = dk == 8 * R;  // every row real: vector reads
   const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1];
+  if (t1 - t0 >= chunked_from) return;
   const int stride = staged_floats(dk);
 
   // Every lane issues its share of chunk c's copies into buffer `buf`, as one commit group; lanes
@@ -188,6 +196,14 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   }
 }
 
+// TF_DELTA_RULE=recurrent keeps every sequence on the recurrent kernel (to compare the forms).
+bool recurrent_forced() {
+  const char* e = std::getenv("TF_DELTA_RULE");
+  if (!e || !*e || std::strcmp(e, "auto") == 0) return false;
+  if (std::strcmp(e, "recurrent") == 0) return true;
+  fail(std::string("TF_DELTA_RULE=") + e + ": expected recurrent or auto");
+}
+
 }  // namespace
 
 void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y) {
@@ -221,13 +237,19 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
     fail("gated_delta_rule: value heads (" + std::to_string(Hv) + ") must be a multiple of key heads (" +
          std::to_string(Hk) + ")");
   SeqTable seqs = make_seq_table("gated_delta_rule", seq_offsets);
+  // A sequence's form depends on its own length only, so packing never changes its bytes.
+  const int chunked_from = recurrent_forced() ? INT_MAX : int(kDeltaRuleChunkedFrom);
+  int longest = 0;
+  for (int s = 0; s < seqs.count; ++s) longest = std::max(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
+  if (longest >= chunked_from) launch_delta_rule_chunked(q, k, v, beta, g, seqs, chunked_from, o);
   dim3 grid(static_cast<unsigned>((dv + 3) / 4), static_cast<unsigned>(Hv), static_cast<unsigned>(seqs.count));
   const size_t smem = 2 * sizeof(float) * static_cast<size_t>(staged_floats(dk));
   const bool rows16 = dk % 4 == 0 && (reinterpret_cast<uintptr_t>(q.data) & 15) == 0 &&
                       (reinterpret_cast<uintptr_t>(k.data) & 15) == 0;
   auto args = [&](auto kernel) {
     kernel<<<grid, 32, smem, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
-                                         g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16);
+                                         g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16,
+                                         chunked_from);
   };
   if (dk <= 8) args(gated_delta_rule_kernel<1>);
   else if (dk <= 16) args(gated_delta_rule_kernel<2>);

@@ -13,6 +13,7 @@ void register_copies(bool cuda);             // embedding, split_query_gate
 void register_causal_conv1d_silu(bool cuda);
 void register_delta_net_prep(bool cuda);
 void register_gated_delta_rule(bool cuda);
+void register_gated_delta_rule_chunked(bool cuda);
 void register_rms_norm_gated(bool cuda);
 void register_rope_partial(bool cuda);
 void register_attention_causal_gqa(bool cuda);

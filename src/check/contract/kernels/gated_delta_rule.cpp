@@ -7,6 +7,8 @@
 // (the tracked fp32 operations on the exact state: exact operations count zero while E = 0) and
 // C = 8u + 2 beta ||k||^2 (gamma(dk) + 4u) bounds how the step's rounding grows with |E|.
 // The output o_j = S_j . q then carries ||E_j|| ||q|| (1 + gamma(dk)) besides its own fp32 sum.
+#include "check/contract/kernels/gated_delta_rule_model.h"
+
 #include "backend/gated_delta_rule.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
@@ -20,6 +22,8 @@ double norm2(const double* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) s += x[i] * x[i];
   return std::sqrt(s);
 }
+
+}  // namespace
 
 Reference gdr_reference(const Case& c) {
   const int64_t T = c.inputs[0].dim(0), Hk = c.inputs[0].dim(1), dk = c.inputs[0].dim(2), Hv = c.inputs[2].dim(1),
@@ -71,6 +75,8 @@ Reference gdr_reference(const Case& c) {
     }
   return {out};
 }
+
+namespace {
 
 // The recurrence on the host with a planted fault: 1 bf16 state, 2 kv heads tiled (h % Hk),
 // 3 decay applied after the update, 4 no state reset between sequences.
@@ -127,7 +133,9 @@ Tensor unit_rows(Rng& rng, int64_t t, int64_t heads, int64_t dk, double scale) {
   return host_tensor(DType::F32, {t, heads, dk}, x);
 }
 
-Case make_case(Tensor q, Tensor k, Tensor v, Tensor beta, Tensor g, const SeqOffsets& o, std::string what) {
+}  // namespace
+
+Case gdr_case(Tensor q, Tensor k, Tensor v, Tensor beta, Tensor g, const SeqOffsets& o, std::string what) {
   Case c;
   c.label = what + " " + label({{"tokens", q.dim(0)}, {"key_heads", q.dim(1)}, {"dk", q.dim(2)}, {"value_heads", v.dim(1)},
                                 {"dv", v.dim(2)}}) + " " + offsets_label(o);
@@ -137,19 +145,21 @@ Case make_case(Tensor q, Tensor k, Tensor v, Tensor beta, Tensor g, const SeqOff
   return c;
 }
 
-Case random_case(Rng& rng, int64_t t, int64_t hk, int64_t dk, int64_t hv, int64_t dv, SeqOffsets o) {
+Case gdr_random_case(Rng& rng, int64_t t, int64_t hk, int64_t dk, int64_t hv, int64_t dv, SeqOffsets o) {
   std::vector<double> beta(t * hv), g(t * hv);
   for (double& b : beta) b = bf16_of(1 / (1 + std::exp(-3 * rng.normal())));
   for (double& x : g) x = f32_of(-std::fabs(rng.normal()) * (rng.below(4) ? 0.3 : 3.0));
-  return make_case(unit_rows(rng, t, hk, dk, 1 / std::sqrt(static_cast<double>(dk))), unit_rows(rng, t, hk, dk, 1.0),
-                   random_normal(rng, DType::F32, {t, hv, dv}), host_tensor(DType::F32, {t, hv}, beta),
-                   host_tensor(DType::F32, {t, hv}, g), o, "random");
+  return gdr_case(unit_rows(rng, t, hk, dk, 1 / std::sqrt(static_cast<double>(dk))), unit_rows(rng, t, hk, dk, 1.0),
+                  random_normal(rng, DType::F32, {t, hv, dv}), host_tensor(DType::F32, {t, hv}, beta),
+                  host_tensor(DType::F32, {t, hv}, g), o, "random");
 }
+
+namespace {
 
 // One-hot keys with beta = 1 and no decay write whole rows: row 0 <- j (1 + r 2^-12), row 1 <- 2^20,
 // row 2 <- -2^20, row 3 <- 1; then queries read j back alone, j - 1 (fp32-exact only if the
 // state keeps j's low bits), and j + 2^20 - 2^20.
-Case one_hot_case() {
+Case gdr_one_hot_case() {
   const int64_t T = 7, dk = 8, dv = 4;
   std::vector<double> q(T * dk, 0.0), k(T * dk, 0.0), v(T * dv, 0.0), beta(T, 1.0), g(T, 0.0);
   for (int64_t t = 0; t < 4; ++t) {
@@ -164,12 +174,46 @@ Case one_hot_case() {
     if (t == 5) q[t * dk + 3] = -1;
     if (t == 6) q[t * dk + 1] = q[t * dk + 2] = 1;
   }
-  return make_case(host_tensor(DType::F32, {T, 1, dk}, q), host_tensor(DType::F32, {T, 1, dk}, k),
-                   host_tensor(DType::F32, {T, 1, dv}, v), host_tensor(DType::F32, {T, 1}, beta),
-                   host_tensor(DType::F32, {T, 1}, g), single_sequence(T), "one-hot keys j, 2^20, -2^20");
+  return gdr_case(host_tensor(DType::F32, {T, 1, dk}, q), host_tensor(DType::F32, {T, 1, dk}, k),
+                  host_tensor(DType::F32, {T, 1, dv}, v), host_tensor(DType::F32, {T, 1}, beta),
+                  host_tensor(DType::F32, {T, 1}, g), single_sequence(T), "one-hot keys j, 2^20, -2^20");
 }
 
 }  // namespace
+
+std::vector<Case> gdr_adversarial_cases(Rng& rng) {
+  std::vector<Case> cs{gdr_one_hot_case()};
+  // Strong decay: the state drops into fp32's subnormal range between tokens.
+  Case decay = gdr_random_case(rng, 20, 1, 16, 1, 8, {0, 20});
+  map_values(decay.inputs[4], [](double) { return -95.0; });
+  decay.label = "decay exp(-95) " + decay.label;
+  cs.push_back(decay);
+  return cs;
+}
+
+std::vector<Control> gdr_controls() {
+  return {
+      reimplemented("bf16-state", with(1)),
+      reimplemented("tiled-kv-heads", with(2)),
+      reimplemented("decay-after-update", with(3)),
+      reimplemented("no-state-reset-between-sequences", with(4)),
+      perturbed_inputs("missing-beta", [](std::vector<Tensor>& in) { map_values(in[3], [](double) { return 1.0; }); }),
+  };
+}
+
+std::vector<Case> gdr_limit_cases() {
+  std::vector<Case> cs;
+  for (int64_t t : {1, 64, 65, 4096}) {
+    Case c;
+    c.label = label({{"tokens", t}}) + " released geometry (16 key heads, 32 value heads, 128 x 128)";
+    c.inputs = {shape_only(DType::F32, {t, 16, 128}), shape_only(DType::F32, {t, 16, 128}), shape_only(DType::F32, {t, 32, 128}),
+                shape_only(DType::F32, {t, 32}), shape_only(DType::F32, {t, 32})};
+    c.outputs = {shape_only(DType::BF16, {t, 32, 128})};
+    append_offsets(c.params, single_sequence(t));
+    cs.push_back(c);
+  }
+  return cs;
+}
 
 void register_gated_delta_rule(bool cuda) {
   KernelContract k;
@@ -177,42 +221,17 @@ void register_gated_delta_rule(bool cuda) {
   k.families = {"moss_image"};
   k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) {
-    return std::vector<Case>{random_case(rng, 63, 1, 16, 2, 8, {0, 63}), random_case(rng, 65, 2, 32, 4, 16, {0, 64, 65}),
-                             random_case(rng, 64, 1, 64, 1, 32, {0, 64}), random_case(rng, 130, 1, 16, 2, 16, {0, 0, 129, 130})};
+    return std::vector<Case>{gdr_random_case(rng, 63, 1, 16, 2, 8, {0, 63}), gdr_random_case(rng, 65, 2, 32, 4, 16, {0, 64, 65}),
+                             gdr_random_case(rng, 64, 1, 64, 1, 32, {0, 64}),
+                             gdr_random_case(rng, 130, 1, 16, 2, 16, {0, 0, 129, 130})};
   };
-  k.adversarial_cases = [](Rng& rng) {
-    std::vector<Case> cs{one_hot_case()};
-    // Strong decay: the state drops into fp32's subnormal range between tokens.
-    Case decay = random_case(rng, 20, 1, 16, 1, 8, {0, 20});
-    map_values(decay.inputs[4], [](double) { return -95.0; });
-    decay.label = "decay exp(-95) " + decay.label;
-    cs.push_back(decay);
-    return cs;
-  };
+  k.adversarial_cases = gdr_adversarial_cases;
   k.reference = gdr_reference;
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     gated_delta_rule(in[0], in[1], in[2], in[3], in[4], offsets_from(p, 0), out[0]);
   };
-  k.controls = {
-      reimplemented("bf16-state", with(1)),
-      reimplemented("tiled-kv-heads", with(2)),
-      reimplemented("decay-after-update", with(3)),
-      reimplemented("no-state-reset-between-sequences", with(4)),
-      perturbed_inputs("missing-beta", [](std::vector<Tensor>& in) { map_values(in[3], [](double) { return 1.0; }); }),
-  };
-  k.limit_cases = [] {
-    std::vector<Case> cs;
-    for (int64_t t : {1, 64, 65, 4096}) {
-      Case c;
-      c.label = label({{"tokens", t}}) + " released geometry (16 key heads, 32 value heads, 128 x 128)";
-      c.inputs = {shape_only(DType::F32, {t, 16, 128}), shape_only(DType::F32, {t, 16, 128}), shape_only(DType::F32, {t, 32, 128}),
-                  shape_only(DType::F32, {t, 32}), shape_only(DType::F32, {t, 32})};
-      c.outputs = {shape_only(DType::BF16, {t, 32, 128})};
-      append_offsets(c.params, single_sequence(t));
-      cs.push_back(c);
-    }
-    return cs;
-  };
+  k.controls = gdr_controls();
+  k.limit_cases = gdr_limit_cases;
   add_kernel(std::move(k));
 }
 
