@@ -17,6 +17,7 @@
 
 #include <cstdint>
 
+#include "backend/cuda/group_norm_affine.cuh"
 #include "backend/cuda/split_gemm.cuh"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
@@ -33,11 +34,13 @@ template <bool A_SPLIT>
 constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes + 1024 +
                               2 * kStages<A_SPLIT> * sizeof(uint64_t);
 
-// x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws) ->
-// hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi). Block: 64 channels x 32 positions.
-template <bool UP>
+// x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws;
+// through GroupNorm's map when NORM) -> hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi).
+// Block: 64 channels x 32 positions.
+template <bool UP, bool NORM>
 __global__ void __launch_bounds__(256) split_channels_last(const float* __restrict__ x, int Ci, int Hs, int Ws,
-                                                           int W, int64_t positions, __nv_bfloat16* __restrict__ hi,
+                                                           int W, int64_t positions, GroupNormApply norm,
+                                                           __nv_bfloat16* __restrict__ hi,
                                                            __nv_bfloat16* __restrict__ lo) {
   __shared__ float tile[64][33];
   const int c0 = blockIdx.y * 64;
@@ -50,7 +53,9 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int c = t / 32 + 8 * i;
-      tile[c][t % 32] = p < positions ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
+      float v = p < positions ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
+      if constexpr (NORM) v = group_norm_value(channel_affine(norm, c0 + c), norm.silu, v);
+      tile[c][t % 32] = v;
     }
   }
   __syncthreads();

@@ -85,9 +85,10 @@ void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsa
   const int64_t positions = int64_t(upsample ? 2 * Hs : Hs) * W;
   const dim3 grid(unsigned((positions + 31) / 32), unsigned(C / 64));
   const GroupNormApply n = norm ? *norm : GroupNormApply{};
-  auto run = [&](auto kernel) { kernel<<<grid, 256, 0, stream>>>(x, C, Hs, Ws, W, positions, n, hi, lo); };
-  if (upsample) norm ? run(split_channels_last<true, true>) : run(split_channels_last<true, false>);
-  else norm ? run(split_channels_last<false, true>) : run(split_channels_last<false, false>);
+  using Kernel = void (*)(const float*, int, int, int, int, int64_t, GroupNormApply, __nv_bfloat16*, __nv_bfloat16*);
+  const Kernel kernel = upsample ? (norm ? split_channels_last<true, true> : split_channels_last<true, false>)
+                                 : (norm ? split_channels_last<false, true> : split_channels_last<false, false>);
+  kernel<<<grid, 256, 0, stream>>>(x, C, Hs, Ws, W, positions, n, hi, lo);
   check_launch("split_channels_last");
 }
 
