@@ -68,9 +68,8 @@ __device__ __forceinline__ ChunkSpan chunk_of(const SeqTable& seqs, int s, int c
 }
 
 __global__ void __launch_bounds__(kThreads, 2)
-    chunk_prep_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                      const float* __restrict__ beta, const float* __restrict__ g, SeqTable seqs, int min_len,
-                      ChunkWork ws, int Hk, int dk, int Hv, int dv) {
+    chunk_prep_kernel(const float* q, const float* k, const float* v, const float* beta, const float* g, SeqTable seqs,
+                      int min_len, ChunkWork ws, int Hk, int dk, int Hv, int dv) {
   extern __shared__ __align__(16) float sm[];
   float* Ks = sm;                  // [64][132] keys, then X = (beta exp(G)) k
   float* Qs = Ks + kC * kPitch;    // [64][132] queries, then Y = beta v
@@ -83,15 +82,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   if (span.n == 0) return;
   const int h = blockIdx.y, hk = h / (Hv / Hk), tid = threadIdx.x, c0 = span.c0, n = span.n;
 
-  // Keys and queries, zero past n rows and dk columns, so every sum below may run over whole tiles;
-  // unrolled so that a thread's loads are in flight together.
-#pragma unroll 8
+  // Keys and queries, zero past n rows and dk columns, so every sum below may run over whole tiles.
   for (int idx = tid; idx < kC * kMaxDim; idx += kThreads) {
     const int i = idx / kMaxDim, c = idx % kMaxDim;
     const bool real = i < n && c < dk;
     const int64_t src = (int64_t(c0 + i) * Hk + hk) * dk + c;
-    Ks[i * kPitch + c] = real ? __ldg(k + src) : 0.0f;
-    Qs[i * kPitch + c] = real ? __ldg(q + src) : 0.0f;
+    Ks[i * kPitch + c] = real ? k[src] : 0.0f;
+    Qs[i * kPitch + c] = real ? q[src] : 0.0f;
   }
   if (tid < kC) {
     gs[tid] = tid < n ? g[int64_t(c0 + tid) * Hv + h] : 0.0f;
@@ -171,37 +168,36 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   __syncthreads();
 
-  // X = (beta exp(G)) k over the keys, Y = beta v over the queries (both spent).
-#pragma unroll 8
-  for (int idx = tid; idx < kC * kMaxDim; idx += kThreads) {
-    const int j = idx / kMaxDim, c = idx % kMaxDim;
-    Ks[j * kPitch + c] = __fmul_rn(__fmul_rn(bs[j], eG[j]), Ks[j * kPitch + c]);
-    Qs[j * kPitch + c] = j < n && c < dv ? __fmul_rn(bs[j], __ldg(v + (int64_t(c0 + j) * Hv + h) * dv + c)) : 0.0f;
-  }
-
-  // A = (I + L)^-1 by forward substitution, four lanes per column (columns are independent):
-  // A[i][m] = -((s0 + s1) + (s2 + s3)), s_p = sum over j = m + p, m + p + 4, .. < i of L[i][j] A[j][m]
-  // in order, lane p of the column's four holding s_p. E is spent, A takes its place.
+  // A = (I + L)^-1 by forward substitution, one column per thread (columns are independent):
+  // A[i][m] = -sum_{m <= j < i} L[i][j] A[j][m], in four interleaved partial sums. E is spent, A
+  // takes its place. Meanwhile the other warps scale keys and values into X and Y.
   float* A = E;
-  {
-    const int m = tid / 4, part = tid % 4;
-    if (part == 0) {
-      for (int i = 0; i < m; ++i) A[i * kPitchC + m] = 0.0f;
-      A[m * kPitchC + m] = 1.0f;
-    }
-    __syncwarp();
-    const int rows = kC - (tid / 32) * 8;  // the warp's first column has the most rows below it
-    for (int r = 1; r < rows; ++r) {
-      const int i = m + r;
-      float sum = 0.0f;
+  if (tid < kC) {
+    const int m = tid;
+    for (int i = 0; i < m; ++i) A[i * kPitchC + m] = 0.0f;
+    A[m * kPitchC + m] = 1.0f;
+    for (int i = m + 1; i < kC; ++i) {
+      float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
       if (i < n) {
         const float* Li = L + i * kPitchC;
-        for (int j = m + part; j < i; j += 4) sum = __fmaf_rn(Li[j], A[j * kPitchC + m], sum);
+        int j = m;
+        for (; j + 3 < i; j += 4) {
+          s0 = __fmaf_rn(Li[j], A[j * kPitchC + m], s0);
+          s1 = __fmaf_rn(Li[j + 1], A[(j + 1) * kPitchC + m], s1);
+          s2 = __fmaf_rn(Li[j + 2], A[(j + 2) * kPitchC + m], s2);
+          s3 = __fmaf_rn(Li[j + 3], A[(j + 3) * kPitchC + m], s3);
+        }
+        if (j < i) s0 = __fmaf_rn(Li[j], A[j * kPitchC + m], s0);
+        if (j + 1 < i) s1 = __fmaf_rn(Li[j + 1], A[(j + 1) * kPitchC + m], s1);
+        if (j + 2 < i) s2 = __fmaf_rn(Li[j + 2], A[(j + 2) * kPitchC + m], s2);
       }
-      sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 1));
-      sum = __fadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, 2));
-      if (part == 0 && i < kC) A[i * kPitchC + m] = -sum;
-      __syncwarp();
+      A[i * kPitchC + m] = -__fadd_rn(__fadd_rn(s0, s1), __fadd_rn(s2, s3));
+    }
+  } else {
+    for (int idx = tid - kC; idx < kC * kMaxDim; idx += kThreads - kC) {
+      const int j = idx / kMaxDim, c = idx % kMaxDim;
+      Ks[j * kPitch + c] = __fmul_rn(__fmul_rn(bs[j], eG[j]), Ks[j * kPitch + c]);
+      Qs[j * kPitch + c] = j < n && c < dv ? __fmul_rn(bs[j], v[(int64_t(c0 + j) * Hv + h) * dv + c]) : 0.0f;
     }
   }
   __syncthreads();
@@ -253,16 +249,13 @@ __global__ void __launch_bounds__(kThreads, 1)
   for (int i = tid; i < int(kPassSmem / sizeof(float)); i += kThreads) sm[i] = 0.0f;
   __syncthreads();
 
-  // Rows of `width` floats into shared memory: 16-byte copies where the rows allow them. A thread
-  // steps through its pieces (row, piece) by adding, not dividing (the loop shares issue slots).
+  // A row of `width` floats into shared memory: 16-byte copies where the rows allow them.
   auto stage_rows = [&](float* dst, int pitch, const float* src, int64_t stride, int n, int width, bool by16) {
-    const int per = by16 ? width / 4 : width, di = kThreads / per, dx = kThreads % per;
-    for (int i = tid / per, x = tid % per; i < n;) {
+    const int per = by16 ? width / 4 : width;
+    for (int p = tid; p < n * per; p += kThreads) {
+      const int i = p / per, x = p % per;
       if (by16) cp_async_16(dst + i * pitch + 4 * x, src + i * stride + 4 * x);
       else cp_async_4(dst + i * pitch + x, src + i * stride + x);
-      x += dx;
-      i += di;
-      if (x >= per) x -= per, ++i;
     }
   };
   // Group A: what V' and P need (W, queries, U's slice, E_{last,j}); group B: keys, M, exp(G).
