@@ -34,44 +34,54 @@ template <bool A_SPLIT>
 constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes + 1024 +
                               2 * kStages<A_SPLIT> * sizeof(uint64_t);
 
+constexpr int kSplitPositions = 128;  // positions per block of the split pass, 32 at a time
+
 // x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws;
 // through GroupNorm's map when NORM) -> hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi).
-// Block: 64 channels x 32 positions.
+// Block: 64 channels x kSplitPositions positions, through a 64 x 32 transpose tile.
 template <bool UP, bool NORM>
 __global__ void __launch_bounds__(256) split_channels_last(const float* __restrict__ x, int Ci, int Hs, int Ws,
                                                            int W, int64_t positions, GroupNormApply norm,
                                                            __nv_bfloat16* __restrict__ hi,
                                                            __nv_bfloat16* __restrict__ lo) {
   __shared__ float tile[64][33];
-  const int c0 = blockIdx.y * 64;
-  const int64_t p0 = int64_t(blockIdx.x) * 32;
-  const int t = threadIdx.x;
-  {
-    const int64_t p = p0 + t % 32;
-    const int y = p < positions ? int(p / W) : 0, xx = p < positions ? int(p - int64_t(y) * W) : 0;
-    const int sy = UP ? y >> 1 : y, sx = UP ? xx >> 1 : xx;
+  __shared__ ChannelAffine affine[NORM ? 64 : 1];  // the block's channels' maps, computed once
+  const int c0 = blockIdx.y * 64, t = threadIdx.x;
+  if constexpr (NORM) {
+    if (t < 64) affine[t] = channel_affine(norm, c0 + t);
+    __syncthreads();
+  }
+  for (int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
+       p0 < min(positions, int64_t(blockIdx.x + 1) * kSplitPositions); p0 += 32) {
+    {
+      const int64_t p = p0 + t % 32;
+      const int y = p < positions ? int(p / W) : 0, xx = p < positions ? int(p - int64_t(y) * W) : 0;
+      const int sy = UP ? y >> 1 : y, sx = UP ? xx >> 1 : xx;
 #pragma unroll
-    for (int i = 0; i < 8; ++i) {
-      const int c = t / 32 + 8 * i;
-      float v = p < positions ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
-      if constexpr (NORM) v = group_norm_value(channel_affine(norm, c0 + c), norm.silu, v);
-      tile[c][t % 32] = v;
+      for (int i = 0; i < 8; ++i) {
+        const int c = t / 32 + 8 * i;
+        float v = p < positions ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
+        if constexpr (NORM) v = group_norm_value(affine[c], norm.silu, v);
+        tile[c][t % 32] = v;
+      }
     }
-  }
-  __syncthreads();
-  const int pos = t / 8, ch = t % 8;
-  const int64_t p = p0 + pos;
-  if (p >= positions) return;
-  __align__(16) __nv_bfloat16 h[8], l[8];
+    __syncthreads();
+    const int pos = t / 8, ch = t % 8;
+    const int64_t p = p0 + pos;
+    if (p < positions) {
+      __align__(16) __nv_bfloat16 h[8], l[8];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const float v = tile[8 * ch + i][pos];
-    h[i] = __float2bfloat16_rn(v);
-    l[i] = __float2bfloat16_rn(__fsub_rn(v, __bfloat162float(h[i])));
+      for (int i = 0; i < 8; ++i) {
+        const float v = tile[8 * ch + i][pos];
+        h[i] = __float2bfloat16_rn(v);
+        l[i] = __float2bfloat16_rn(__fsub_rn(v, __bfloat162float(h[i])));
+      }
+      const int64_t at = p * Ci + c0 + 8 * ch;
+      *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
+      *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
+    }
+    __syncthreads();  // the tile is refilled next round
   }
-  const int64_t at = p * Ci + c0 + 8 * ch;
-  *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
-  *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
 }
 
 // hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]).

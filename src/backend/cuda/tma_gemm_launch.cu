@@ -83,7 +83,8 @@ void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsa
   if (C % 64 != 0) fail("split_channels_last: channels " + std::to_string(C) + " (a multiple of 64)");
   const int W = upsample ? 2 * Ws : Ws;
   const int64_t positions = int64_t(upsample ? 2 * Hs : Hs) * W;
-  const dim3 grid(unsigned((positions + 31) / 32), unsigned(C / 64));
+  constexpr int kP = conv_tma::kSplitPositions;
+  const dim3 grid(unsigned((positions + kP - 1) / kP), unsigned(C / 64));
   const GroupNormApply n = norm ? *norm : GroupNormApply{};
   using Kernel = void (*)(const float*, int, int, int, int, int64_t, GroupNormApply, __nv_bfloat16*, __nv_bfloat16*);
   const Kernel kernel = upsample ? (norm ? split_channels_last<true, true> : split_channels_last<true, false>)
