@@ -104,21 +104,58 @@ struct ConvTiles {
 
 // The tile's accumulators into y: acc[4 j + q] of consumer thread t is Co row
 // 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of its warpgroup's 64, tile column 8 j + 2 (t % 4) (+1).
+// Every residual is loaded before the first store, so the loads are in flight together instead of
+// one dependent load per stored pair. Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
 __device__ __forceinline__ void store_tile(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
                                            int cw, int t, const float (&acc)[64]) {
   const bool vec2 = gemm::pairs_vectorised(e) && s.Wo % 2 == 0;
+  auto where = [&](int h, int j, int64_t& off, bool& in0, bool& in1) {  // (h, j)'s pair: offset, which are real
+    const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+    const int col = 8 * j + 2 * (t % 4), oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;
+    in0 = m < e.M && oy < s.Ho && ox < s.Wo;
+    in1 = in0 && ox + 1 < s.Wo;
+    off = int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+  };
+  float res[64];
+#pragma unroll
+  for (int i = 0; i < 64; ++i) res[i] = 0.f;
+  if (e.residual) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < BN / 8; ++j) {
+        int64_t off;
+        bool in0, in1;
+        where(h, j, off, in0, in1);
+        float& r0 = res[4 * j + 2 * h];
+        float& r1 = res[4 * j + 2 * h + 1];
+        if (vec2 && in1) {
+          const float2 r = *reinterpret_cast<const float2*>(e.residual + off);
+          r0 = r.x, r1 = r.y;
+        } else {
+          if (in0) r0 = e.residual[off];
+          if (in1) r1 = e.residual[off + 1];
+        }
+      }
+  }
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
-    if (m >= e.M) continue;
-    const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+    const float bias = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-      const int col = 8 * j + 2 * (t % 4), oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;
-      if (oy >= s.Ho || ox >= s.Wo) continue;
-      const int n = oy * s.Wo + ox;
-      if (ox + 1 < s.Wo) gemm::store_pair(e, vec2, m, n, bias, acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-      else gemm::store_one(e, m, n, bias, acc[4 * j + 2 * h]);
+      int64_t off;
+      bool in0, in1;
+      where(h, j, off, in0, in1);
+      float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h]), bias);
+      float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + 1]), bias);
+      if (e.residual) v0 = __fadd_rn(v0, res[4 * j + 2 * h]), v1 = __fadd_rn(v1, res[4 * j + 2 * h + 1]);
+      if (vec2 && in1) {
+        *reinterpret_cast<float2*>(e.c + off) = make_float2(v0, v1);
+      } else {
+        if (in0) e.c[off] = v0;
+        if (in1) e.c[off + 1] = v1;
+      }
     }
   }
 }
