@@ -229,61 +229,70 @@ static void check_attention(int D, int N, float qscale) {
   cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(dout), cudaFree(ws);
 }
 
+// Random device inputs of one conv shape (residual optional), for launches compared byte for byte.
+struct ConvInputs {
+  ConvShape s;
+  size_t ny;
+  float *x, *r;
+  bf16 *w, *b;
+  void* ws;
+  ConvInputs(int Ci, int Co, int H, int W, int ks, int stride, bool up, bool res) {
+    const int pad = ks == 3 ? 1 : 0;
+    s = {Ci, H, W, up, Co, ks, ks, stride, stride == 2 ? 0 : pad, stride == 2 ? 0 : pad, pad, pad, 0, 0};
+    conv_output_size(s);
+    ny = size_t(Co) * s.Ho * s.Wo;
+    x = dev(randn(size_t(Ci) * H * W));
+    w = dev_bf(bf_round(randn(size_t(Co) * Ci * ks * ks, 0.05f)));
+    b = dev_bf(bf_round(randn(Co, 0.1f)));
+    r = res ? dev(randn(ny)) : nullptr;
+    CK(cudaMalloc(&ws, conv_workspace_bytes(s) + 16));  // with the TMA kernel on: the largest
+  }
+  std::vector<float> run() {
+    float* y = dev_poison(ny);
+    launch_conv2d(x, w, b, r, y, s, ws, 0);
+    auto out = host(y, ny);
+    cudaFree(y);
+    return out;
+  }
+  ~ConvInputs() {
+    cudaFree(x), cudaFree(w), cudaFree(b), cudaFree(ws);
+    if (r) cudaFree(r);
+  }
+};
+
+static void report_identical(const char* what, const std::vector<float>& a, const std::vector<float>& c) {
+  size_t differ = 0;
+  for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &c[i], sizeof(float)) != 0;
+  failures += differ != 0;
+  std::printf("%s %s (%zu of %zu differ)\n", what, differ == 0 ? "byte-identical PASS" : "DIFFER FAIL", differ, a.size());
+}
+
 // The tile width must not change a single bit: each output's sum order is independent of it.
 static void check_tiles_identical(int Ci, int Co, int H, int W, int ks, int stride, bool up) {
-  const int pad = ks == 3 ? 1 : 0;
-  ConvShape s{Ci, H, W, up, Co, ks, ks, stride, stride == 2 ? 0 : pad, stride == 2 ? 0 : pad, pad, pad, 0, 0};
-  conv_output_size(s);
-  auto x = randn(size_t(Ci) * H * W);
-  auto w = bf_round(randn(size_t(Co) * Ci * ks * ks, 0.05f));
-  auto b = bf_round(randn(Co, 0.1f));
-  const size_t ny = size_t(Co) * s.Ho * s.Wo;
-  auto r = randn(ny);
-  float *dx = dev(x), *dr = dev(r), *y64 = dev_poison(ny), *y128 = dev_poison(ny);
-  bf16 *dw = dev_bf(w), *db = dev_bf(b);
-  void* cws;
-  CK(cudaMalloc(&cws, conv_workspace_bytes(s) + 16));
+  ConvInputs in(Ci, Co, H, W, ks, stride, up, true);
   set_conv_tile_n(64);
-  launch_conv2d(dx, dw, db, dr, y64, s, cws, 0);
+  const auto a = in.run();
   set_conv_tile_n(128);
-  launch_conv2d(dx, dw, db, dr, y128, s, cws, 0);
-  auto a = host(y64, ny), c = host(y128, ny);
-  const bool same = std::memcmp(a.data(), c.data(), ny * sizeof(float)) == 0;
-  failures += !same;
-  std::printf("conv %dx%d s%d%s %d->%d %dx%d: tile 64 and 128 outputs %s\n", ks, ks, stride, up ? " up" : "", Ci, Co, H,
-              W, same ? "byte-identical PASS" : "DIFFER FAIL");
-  cudaFree(dx), cudaFree(dr), cudaFree(y64), cudaFree(y128), cudaFree(dw), cudaFree(db), cudaFree(cws);
+  const auto c = in.run();
+  char what[120];
+  std::snprintf(what, sizeof what, "conv %dx%d s%d%s %d->%d %dx%d: tile 64 and 128 outputs", ks, ks, stride,
+                up ? " up" : "", Ci, Co, H, W);
+  report_identical(what, a, c);
 }
 
 // The TMA-fed kernel must give conv_wgmma_kernel's bytes: same split, same K order, same MMAs.
 static void check_tma_identical(int Ci, int Co, int H, int W, int ks, int stride, bool up, bool res) {
-  const int pad = ks == 3 ? 1 : 0;
-  ConvShape s{Ci, H, W, up, Co, ks, ks, stride, stride == 2 ? 0 : pad, stride == 2 ? 0 : pad, pad, pad, 0, 0};
-  conv_output_size(s);
-  auto x = randn(size_t(Ci) * H * W);
-  auto w = bf_round(randn(size_t(Co) * Ci * ks * ks, 0.05f));
-  auto b = bf_round(randn(Co, 0.1f));
-  const size_t ny = size_t(Co) * s.Ho * s.Wo;
-  auto r = randn(ny);
-  float *dx = dev(x), *dr = res ? dev(r) : nullptr, *y0 = dev_poison(ny), *y1 = dev_poison(ny);
-  bf16 *dw = dev_bf(w), *db = dev_bf(b);
-  void* cws;
   set_conv_wgmma(true);
   set_split_tma(true);
-  CK(cudaMalloc(&cws, conv_workspace_bytes(s) + 16));
-  launch_conv2d(dx, dw, db, dr, y1, s, cws, 0);
+  ConvInputs in(Ci, Co, H, W, ks, stride, up, res);
+  const auto c = in.run();
   set_split_tma(false);
-  launch_conv2d(dx, dw, db, dr, y0, s, cws, 0);
+  const auto a = in.run();
   set_split_tma(true);
-  auto a = host(y0, ny), c = host(y1, ny);
-  const bool same = std::memcmp(a.data(), c.data(), ny * sizeof(float)) == 0;
-  size_t differ = 0;
-  for (size_t i = 0; i < ny; ++i) differ += std::memcmp(&a[i], &c[i], sizeof(float)) != 0;
-  failures += !same;
-  std::printf("conv %dx%d s%d%s%s %d->%d %dx%d: TMA and gathering kernels %s (%zu of %zu differ)\n", ks, ks, stride,
-              up ? " up" : "", res ? " +res" : "", Ci, Co, H, W, same ? "byte-identical PASS" : "DIFFER FAIL", differ, ny);
-  cudaFree(dx), cudaFree(y0), cudaFree(y1), cudaFree(dw), cudaFree(db), cudaFree(cws);
-  if (dr) cudaFree(dr);
+  char what[120];
+  std::snprintf(what, sizeof what, "conv %dx%d s%d%s%s %d->%d %dx%d: TMA and gathering kernels", ks, ks, stride,
+                up ? " up" : "", res ? " +res" : "", Ci, Co, H, W);
+  report_identical(what, a, c);
 }
 
 // The attention with its operands split beforehand (TMA kernel) against splitting inside the products.
@@ -297,12 +306,9 @@ static void check_attention_tma_identical(int D, int N) {
   set_split_tma(false);
   launch_attention_single_head(dq, dk, dv, D, N, scale, o0, ws, 0);
   set_split_tma(true);
-  auto a = host(o0, size_t(D) * N), c = host(o1, size_t(D) * N);
-  size_t differ = 0;
-  for (size_t i = 0; i < a.size(); ++i) differ += std::memcmp(&a[i], &c[i], sizeof(float)) != 0;
-  failures += differ != 0;
-  std::printf("attention D%d N%d: TMA and gathering kernels %s (%zu of %zu differ)\n", D, N,
-              differ == 0 ? "byte-identical PASS" : "DIFFER FAIL", differ, a.size());
+  char what[80];
+  std::snprintf(what, sizeof what, "attention D%d N%d: TMA and gathering kernels", D, N);
+  report_identical(what, host(o0, size_t(D) * N), host(o1, size_t(D) * N));
   cudaFree(dq), cudaFree(dk), cudaFree(dv), cudaFree(o0), cudaFree(o1), cudaFree(ws);
 }
 
