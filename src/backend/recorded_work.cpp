@@ -1,8 +1,8 @@
 #include "backend/recorded_work.h"
 
-#include <cstdlib>
 #include <string>
 
+#include "core/env_switch.h"
 #include "core/error.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/graph.h"
@@ -12,10 +12,7 @@ namespace tf {
 
 bool recording_supported(Device d) {
 #ifdef TF_HAVE_CUDA
-  static const bool off = [] {
-    const char* e = std::getenv("TF_CUDA_GRAPH");
-    return e && std::string(e) == "0";
-  }();
+  static const bool off = env_switch("TF_CUDA_GRAPH", {"1", "0"}) == "0";
   return d == Device::CUDA && !off;
 #else
   (void)d;

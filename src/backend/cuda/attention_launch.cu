@@ -58,9 +58,10 @@ __global__ void softmax_rows_kernel(float* __restrict__ s, int N, __nv_bfloat16*
   for (int i = threadIdx.x; i < N; i += kSoftmaxThreads) {
     const float p = __fdiv_rn(expf(__fsub_rn(row[i], m)), sum_f);
     if constexpr (SPLIT) {
-      const __nv_bfloat16 h = __float2bfloat16_rn(p);
+      __nv_bfloat16 h, l;
+      gemm::split_bf16(p, h, l);
       p_hi[at + i] = h;
-      p_lo[at + i] = __float2bfloat16_rn(__fsub_rn(p, __bfloat162float(h)));
+      p_lo[at + i] = l;
     } else {
       row[i] = p;
     }

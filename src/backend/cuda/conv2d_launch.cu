@@ -111,14 +111,23 @@ void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias
   run_gemm_nt<4>(a, b, e, stream);
 }
 
+// The 3x3 weights reordered tap-major at the workspace's start (the next free byte after them in *rest).
+const __nv_bfloat16* tap_major_weights(const __nv_bfloat16* w, const ConvShape& s, void* workspace,
+                                       unsigned char** rest, cudaStream_t stream) {
+  const int64_t total = int64_t(s.Co) * s.Ci * 9;
+  auto* wp = static_cast<__nv_bfloat16*>(workspace);
+  permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
+  check_launch("conv2d (permute_weights_tap_major)");
+  *rest = static_cast<unsigned char*>(workspace) + aligned(size_t(total) * sizeof(__nv_bfloat16));
+  return wp;
+}
+
 template <int STRIDE, bool UP>
 void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
                    const ConvShape& s, void* workspace, cudaStream_t stream) {
   const int K = s.Ci * 9;
-  const int64_t total = int64_t(s.Co) * K;
-  auto* wp = static_cast<__nv_bfloat16*>(workspace);
-  permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
-  check_launch("conv2d (permute_weights_tap_major)");
+  unsigned char* rest = nullptr;
+  const __nv_bfloat16* wp = tap_major_weights(w, s, workspace, &rest, stream);
   gemm::ConvGatherTapMajor<STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
                                          s.Ho, s.Wo, s.pad_top, s.pad_left, s.Ci, 3, s.Ho * s.Wo, K};
   run_gemm(wp, b, bias, residual, y, s.Co, stream);
@@ -126,18 +135,9 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 
 void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
              const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
-  const int taps = s.kh * s.kw;
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
-  const __nv_bfloat16* wk = w;
-  if (taps == 9) {
-    auto* wp = reinterpret_cast<__nv_bfloat16*>(ws);
-    const int64_t total = int64_t(s.Co) * s.Ci * taps;
-    permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
-    check_launch("conv2d (permute_weights_tap_major)");
-    wk = wp;
-    ws += aligned(size_t(total) * sizeof(__nv_bfloat16));
-  }
+  const __nv_bfloat16* wk = s.kh == 3 ? tap_major_weights(w, s, workspace, &ws, stream) : w;
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
@@ -156,13 +156,23 @@ void run(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, cons
 
 }  // namespace
 
+namespace {
+
+// The geometry every CUDA convolution kernel here supports; op names the caller in the error.
+void check_conv_shape(const char* op, const ConvShape& s) {
+  const std::string name = std::string(op) + " (cuda): ";
+  if (s.kh != s.kw || (s.kh != 1 && s.kh != 3))
+    fail(name + "kernel " + std::to_string(s.kh) + "x" + std::to_string(s.kw) + " unsupported (1x1 or 3x3)");
+  if (s.stride != 1 && s.stride != 2) fail(name + "stride " + std::to_string(s.stride) + " unsupported");
+  if (int64_t(s.Ho) * s.Wo >= (int64_t(1) << 31) || int64_t(s.Ci) * s.kh * s.kw >= (int64_t(1) << 31))
+    fail(name + "problem too large for 32-bit tile indices");
+}
+
+}  // namespace
+
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
                    float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
-  if (s.kh != s.kw || (s.kh != 1 && s.kh != 3))
-    fail("conv2d (cuda): kernel " + std::to_string(s.kh) + "x" + std::to_string(s.kw) + " unsupported (1x1 or 3x3)");
-  if (s.stride != 1 && s.stride != 2) fail("conv2d (cuda): stride " + std::to_string(s.stride) + " unsupported");
-  if (int64_t(s.Ho) * s.Wo >= (int64_t(1) << 31) || int64_t(s.Ci) * s.kh * s.kw >= (int64_t(1) << 31))
-    fail("conv2d (cuda): problem too large for 32-bit tile indices");
+  check_conv_shape("conv2d", s);
   const bool up = s.upsample_input;
   if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream);
   if (conv_workspace_bytes(s) > 0) {
@@ -187,6 +197,7 @@ bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
                               void* workspace, cudaStream_t stream) {
+  check_conv_shape("group_norm_conv2d", s);
   if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off or "
                             "channels not a multiple of 64)");
   run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);

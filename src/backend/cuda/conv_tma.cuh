@@ -19,6 +19,7 @@
 
 #include "backend/cuda/group_norm_affine.cuh"
 #include "backend/cuda/split_gemm.cuh"
+#include "backend/cuda/split_gemm_wgmma.cuh"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -72,9 +73,7 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
       __align__(16) __nv_bfloat16 h[8], l[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
-        const float v = tile[8 * ch + i][pos];
-        h[i] = __float2bfloat16_rn(v);
-        l[i] = __float2bfloat16_rn(__fsub_rn(v, __bfloat162float(h[i])));
+        gemm::split_bf16(tile[8 * ch + i][pos], h[i], l[i]);
       }
       const int64_t at = p * Ci + c0 + 8 * ch;
       *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
@@ -84,14 +83,15 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
   }
 }
 
-// hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]).
+// hi[i], lo[i] = split_bf16(x[i]).
 __global__ void split_elementwise(const float* __restrict__ x, int64_t n, __nv_bfloat16* __restrict__ hi,
                                   __nv_bfloat16* __restrict__ lo) {
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  const __nv_bfloat16 h = __float2bfloat16_rn(x[i]);
+  __nv_bfloat16 h, l;
+  gemm::split_bf16(x[i], h, l);
   hi[i] = h;
-  lo[i] = __float2bfloat16_rn(__fsub_rn(x[i], __bfloat162float(h)));
+  lo[i] = l;
 }
 
 struct ConvTiles {
@@ -220,18 +220,10 @@ __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; i < 64; ++i) part[i] = 0.f;
       mbarrier_wait(full + st, (it / STAGES) & 1);
       wgmma_fence_registers(part);
-      const uint64_t wd = wgmma_descriptor(src + 64 * cw * BK * 2);
-      const uint64_t wld = wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2);
-      const uint64_t hd = wgmma_descriptor(src + kB * kTileBytes), ld = wgmma_descriptor(src + (kB + 1) * kTileBytes);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(ld, kk));
-        wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(hd, kk));
-        if constexpr (A_SPLIT)
-          wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wld, kk), wgmma_descriptor_at_k16(hd, kk));
-      }
-      wgmma_commit();
+      gemm_wgmma::split_k_tile<A_SPLIT>(part, wgmma_descriptor(src + 64 * cw * BK * 2),
+                                        wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2),
+                                        wgmma_descriptor(src + kB * kTileBytes),
+                                        wgmma_descriptor(src + (kB + 1) * kTileBytes));
       wgmma_wait_all();
       wgmma_fence_registers(part);
       mbarrier_arrive(empty + st);

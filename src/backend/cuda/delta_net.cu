@@ -5,7 +5,6 @@
 #include <climits>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "backend/cuda/check.h"
@@ -14,6 +13,7 @@
 #include "backend/cuda/tensor_core.cuh"
 #include "backend/cuda/transformer_ops.h"
 #include "backend/gated_delta_rule.h"
+#include "core/env_switch.h"
 
 namespace tf::cuda {
 
@@ -197,12 +197,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
 }
 
 // TF_DELTA_RULE=recurrent keeps every sequence on the recurrent kernel (to compare the forms).
-bool recurrent_forced() {
-  const char* e = std::getenv("TF_DELTA_RULE");
-  if (!e || !*e || std::strcmp(e, "auto") == 0) return false;
-  if (std::strcmp(e, "recurrent") == 0) return true;
-  fail(std::string("TF_DELTA_RULE=") + e + ": expected recurrent or auto");
-}
+bool recurrent_forced() { return env_switch("TF_DELTA_RULE", {"auto", "recurrent"}) == "recurrent"; }
 
 }  // namespace
 

@@ -1,13 +1,13 @@
 #include "backend/cuda/gemm.h"
 
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
 #include <tuple>
 
 #include "backend/cuda/check.h"
+#include "core/env_switch.h"
 #include "core/error.h"
 
 namespace tf::cuda {
@@ -140,10 +140,7 @@ void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, 
 }
 
 bool gemm_cublaslt_forced() {
-  static const bool on = [] {
-    const char* e = std::getenv("TF_GEMM");
-    return e && std::string(e) == "cublaslt";
-  }();
+  static const bool on = env_switch("TF_GEMM", {"auto", "cublaslt"}) == "cublaslt";
   return on;
 }
 

@@ -12,6 +12,13 @@
 
 namespace tf::cuda::gemm {
 
+// The split every fp32 operand enters the tensor cores as: hi = bf16(x), lo = bf16(x - hi), both
+// rounded to nearest even; every split kernel and pass uses this one.
+__device__ __forceinline__ void split_bf16(float x, __nv_bfloat16& hi, __nv_bfloat16& lo) {
+  hi = __float2bfloat16_rn(x);
+  lo = __float2bfloat16_rn(__fsub_rn(x, __bfloat162float(hi)));
+}
+
 constexpr int BM = 128, BN = 128, BK = 32, THREADS = 256;
 constexpr int LDS = BK + 8;  // bf16 row stride in shared memory: 80 bytes, ldmatrix conflict-free
 constexpr int TILE_ELEMS = BM * LDS;
@@ -181,14 +188,13 @@ template <int ROWS> __device__ __forceinline__ int stage_col(const F32KContig&) 
 template <int ROWS> __device__ __forceinline__ int stage_row(const Bf16KContig&) { return threadIdx.x / 2; }
 template <int ROWS> __device__ __forceinline__ int stage_col(const Bf16KContig&) { return (threadIdx.x % 2) * 16; }
 
-// Split V floats into bf16 hi and lo (lo = bf16(x - hi), both round-to-nearest-even).
+// Split V floats into bf16 hi and lo (split_bf16).
 template <int ROWS, class Src, int V>
 __device__ __forceinline__ void store_tile(const Src& s, const StageF<V>& st, __nv_bfloat16* hi, __nv_bfloat16* lo) {
   __align__(16) __nv_bfloat16 h[V], l[V];
 #pragma unroll
   for (int i = 0; i < V; ++i) {
-    h[i] = __float2bfloat16_rn(st.v[i]);
-    l[i] = __float2bfloat16_rn(__fsub_rn(st.v[i], __bfloat162float(h[i])));
+    split_bf16(st.v[i], h[i], l[i]);
   }
   const int off = stage_row<ROWS>(s) * LDS + stage_col<ROWS>(s);
   uint4* dh = reinterpret_cast<uint4*>(hi + off);

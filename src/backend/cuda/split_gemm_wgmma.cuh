@@ -23,6 +23,24 @@ constexpr int kValues = BN * BK / THREADS;                                    //
 
 using streaming::swizzled;
 
+// One 64-deep K tile of split products into p (zeroed, its registers pinned, by the caller),
+// issued and committed, still running on return: per k16 A_hi B_lo, A_hi B_hi and, with a split
+// A, A_lo B_hi (an exact A, the weights, passes a_lo unused). The order every wgmma split kernel
+// shares; the arguments are descriptors of 128-byte-swizzled K-major tiles.
+template <bool A_SPLIT>
+__device__ __forceinline__ void split_k_tile(float (&p)[64], uint64_t a_hi, uint64_t a_lo, uint64_t b_hi,
+                                             uint64_t b_lo) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk) {
+    wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_hi, kk), wgmma_descriptor_at_k16(b_lo, kk));
+    wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_hi, kk), wgmma_descriptor_at_k16(b_hi, kk));
+    if constexpr (A_SPLIT)
+      wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_lo, kk), wgmma_descriptor_at_k16(b_hi, kk));
+  }
+  wgmma_commit();
+}
+
 // This thread's 32 depths of one position: position t % 128, depths (t / 128) * 32 ..; with
 // Ci % 64 == 0 they are 32 channels of one tap, one plane apart.
 template <int STRIDE, bool UP>
@@ -41,8 +59,7 @@ __device__ __forceinline__ void store_split_at(const float (&v)[V], int row, int
     __align__(16) __nv_bfloat16 h[8], l[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
-      h[i] = __float2bfloat16_rn(v[8 * c + i]);
-      l[i] = __float2bfloat16_rn(__fsub_rn(v[8 * c + i], __bfloat162float(h[i])));
+      gemm::split_bf16(v[8 * c + i], h[i], l[i]);
     }
     *reinterpret_cast<uint4*>(hi + swizzled(row, depth / 8 + c)) = *reinterpret_cast<const uint4*>(h);
     *reinterpret_cast<uint4*>(lo + swizzled(row, depth / 8 + c)) = *reinterpret_cast<const uint4*>(l);
@@ -110,14 +127,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     for (int i = 0; i < 64; ++i) part[i] = 0.f;
     wgmma_fence_registers(part);
     const uint64_t wd = wgmma_descriptor(tile(s, 0) + 64 * wg * BK);
-    const uint64_t hd = wgmma_descriptor(tile(s, 1)), ld = wgmma_descriptor(tile(s, 2));
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(ld, kk));
-      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(hd, kk));
-    }
-    wgmma_commit();
+    split_k_tile<false>(part, wd, wd, wgmma_descriptor(tile(s, 1)), wgmma_descriptor(tile(s, 2)));
     if (kt + 1 < KT) {  // the next tile's loads run under this tile's MMAs
       load_weights(tile(s ^ 1, 0), a, m0, (kt + 1) * BK);
       cp_async_commit();
@@ -178,16 +188,8 @@ __global__ void __launch_bounds__(THREADS, 1) split_wgmma_f32_kernel(ASrc a, BSr
 #pragma unroll
     for (int i = 0; i < 64; ++i) part[i] = 0.f;
     wgmma_fence_registers(part);
-    const uint64_t ah = wgmma_descriptor(tile(s, 0) + 64 * wg * BK), al = wgmma_descriptor(tile(s, 1) + 64 * wg * BK);
-    const uint64_t bh = wgmma_descriptor(tile(s, 2)), bl = wgmma_descriptor(tile(s, 3));
-    wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; ++kk) {
-      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(ah, kk), wgmma_descriptor_at_k16(bl, kk));
-      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(ah, kk), wgmma_descriptor_at_k16(bh, kk));
-      wgmma_m64k16_bf16<128>(part, wgmma_descriptor_at_k16(al, kk), wgmma_descriptor_at_k16(bh, kk));
-    }
-    wgmma_commit();
+    split_k_tile<true>(part, wgmma_descriptor(tile(s, 0) + 64 * wg * BK), wgmma_descriptor(tile(s, 1) + 64 * wg * BK),
+                       wgmma_descriptor(tile(s, 2)), wgmma_descriptor(tile(s, 3)));
     if (kt + 1 < KT) load_half((kt + 1) * BK, 0);
     wgmma_wait_all();
     wgmma_fence_registers(part);
