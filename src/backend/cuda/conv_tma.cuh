@@ -216,10 +216,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     for (int kt = 0; kt < s.KT; ++kt, ++it) {
       const int st = it % STAGES;
       unsigned char* src = base + st * kStageBytes;
-#pragma unroll
-      for (int i = 0; i < 64; ++i) part[i] = 0.f;
       mbarrier_wait(full + st, (it / STAGES) & 1);
-      wgmma_fence_registers(part);
       gemm_wgmma::split_k_tile<A_SPLIT>(part, wgmma_descriptor(src + 64 * cw * BK * 2),
                                         wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2),
                                         wgmma_descriptor(src + kB * kTileBytes),

@@ -23,13 +23,16 @@ constexpr int kValues = BN * BK / THREADS;                                    //
 
 using streaming::swizzled;
 
-// One 64-deep K tile of split products into p (zeroed, its registers pinned, by the caller),
-// issued and committed, still running on return: per k16 A_hi B_lo, A_hi B_hi and, with a split
+// One 64-deep K tile of split products into p from zero, issued and committed, still running on
+// return (the caller waits, then pins p with wgmma_fence_registers before reading it): per k16 A_hi B_lo, A_hi B_hi and, with a split
 // A, A_lo B_hi (an exact A, the weights, passes a_lo unused). The order every wgmma split kernel
 // shares; the arguments are descriptors of 128-byte-swizzled K-major tiles.
 template <bool A_SPLIT>
 __device__ __forceinline__ void split_k_tile(float (&p)[64], uint64_t a_hi, uint64_t a_lo, uint64_t b_hi,
                                              uint64_t b_lo) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) p[i] = 0.f;
+  wgmma_fence_registers(p);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < BK / 16; ++kk) {
@@ -123,9 +126,6 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   for (int kt = 0; kt < KT; ++kt) {
     const int s = kt & 1;
-#pragma unroll
-    for (int i = 0; i < 64; ++i) part[i] = 0.f;
-    wgmma_fence_registers(part);
     const uint64_t wd = wgmma_descriptor(tile(s, 0) + 64 * wg * BK);
     split_k_tile<false>(part, wd, wd, wgmma_descriptor(tile(s, 1)), wgmma_descriptor(tile(s, 2)));
     if (kt + 1 < KT) {  // the next tile's loads run under this tile's MMAs
@@ -185,9 +185,6 @@ __global__ void __launch_bounds__(THREADS, 1) split_wgmma_f32_kernel(ASrc a, BSr
 
   for (int kt = 0; kt < KT; ++kt) {
     const int s = kt & 1;
-#pragma unroll
-    for (int i = 0; i < 64; ++i) part[i] = 0.f;
-    wgmma_fence_registers(part);
     split_k_tile<true>(part, wgmma_descriptor(tile(s, 0) + 64 * wg * BK), wgmma_descriptor(tile(s, 1) + 64 * wg * BK),
                        wgmma_descriptor(tile(s, 2)), wgmma_descriptor(tile(s, 3)));
     if (kt + 1 < KT) load_half((kt + 1) * BK, 0);
