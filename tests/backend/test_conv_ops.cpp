@@ -9,6 +9,7 @@
 #include "backend/group_norm.h"
 #include "backend/group_norm_conv2d.h"
 #include "backend/upsample_nearest2x.h"
+#include "backend/upsample_nearest2x_conv2d.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -158,6 +159,27 @@ TEST(GroupNormConv2d, RefusesBadArgumentsByName) {
   const std::string wrong_w = message([&] { tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w_wrong, bias, {}, y); });
   EXPECT_NE(wrong_w.find("group_norm_conv2d"), std::string::npos) << wrong_w;
   EXPECT_NE(wrong_w.find("input channels"), std::string::npos) << wrong_w;
+}
+
+TEST(UpsampleNearest2xConv2d, GivesUpsampleThenConv2dBytes) {
+  Tensor x = random_f32({6, 5, 4}, 61), w = random_bf16({7, 6, 3, 3}, 62, 0.2f), bias = random_bf16({7}, 63);
+  Tensor r = random_f32({7, 10, 8}, 64), u = tf::empty(DType::F32, {6, 10, 8});
+  Tensor want = tf::empty(DType::F32, {7, 10, 8}), got = tf::empty(DType::F32, {7, 10, 8});
+  tf::upsample_nearest2x(x, u);
+  tf::conv2d(u, w, bias, {}, want, &r);
+  tf::upsample_nearest2x_conv2d(x, w, bias, {}, got, &r);
+  EXPECT_EQ(std::memcmp(got.data, want.data, want.nbytes()), 0);
+}
+
+TEST(UpsampleNearest2xConv2d, RefusesAnOutputOfTheInputsSize) {
+  Tensor x = random_f32({6, 5, 4}, 61), w = random_bf16({7, 6, 3, 3}, 62), bias = random_bf16({7}, 63);
+  Tensor y = tf::empty(DType::F32, {7, 5, 4});  // the size before upsampling
+  try {
+    tf::upsample_nearest2x_conv2d(x, w, bias, {}, y);
+    FAIL() << "no error";
+  } catch (const tf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("upsample_nearest2x_conv2d"), std::string::npos) << e.what();
+  }
 }
 
 TEST(UpsampleNearest2x, CopiesEachValueToA2x2Block) {

@@ -6,6 +6,8 @@
 #include "backend/conv2d.h"
 #include "backend/group_norm.h"
 #include "backend/group_norm_conv2d.h"
+#include "backend/upsample_nearest2x.h"
+#include "backend/upsample_nearest2x_conv2d.h"
 #include "check/random_tensor.h"
 #include "core/tensor.h"
 #include "cuda_test_util.h"
@@ -148,6 +150,27 @@ TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
     group_norm_conv2d(dx, dg, db, 32, 1e-6f, c.silu, dw, dbias, {}, folded, res);
     const Tensor a = to_device(stored, Device::CPU), f = to_device(folded, Device::CPU);
     EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "Ci " << c.Ci << " silu " << c.silu;
+  }
+#endif
+}
+
+// Reading the input through the upsample gives the bytes of storing the upsampled picture first.
+TEST(CudaConv, FoldedUpsampleGivesTheStoredOnesBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  using check::random_normal_tensor;
+  for (int64_t ci : {64, 32}) {  // the TMA kernel, then the gathering one
+    const Tensor x = random_normal_tensor(DType::F32, {ci, 13, 22}, 61);
+    const Tensor w = random_normal_tensor(DType::BF16, {96, ci, 3, 3}, 62, 0.05f);
+    const Tensor bias = random_normal_tensor(DType::BF16, {96}, 63);
+    const Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA), db = to_device(bias, Device::CUDA);
+    Tensor u = empty(DType::F32, {ci, 26, 44}, Device::CUDA), stored = empty(DType::F32, {96, 26, 44}, Device::CUDA);
+    upsample_nearest2x(dx, u);
+    conv2d(u, dw, db, {}, stored);
+    Tensor folded = empty(DType::F32, {96, 26, 44}, Device::CUDA);
+    upsample_nearest2x_conv2d(dx, dw, db, {}, folded);
+    const Tensor a = to_device(stored, Device::CPU), f = to_device(folded, Device::CPU);
+    EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "Ci " << ci;
   }
 #endif
 }

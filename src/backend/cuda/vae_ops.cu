@@ -67,6 +67,18 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                            y.ptr<float>(), s, ws.data, stream());
 }
 
+void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
+                               Tensor& y, const Tensor* residual) {
+  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), true, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
+              g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
+  conv_output_size(s);
+  if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail("upsample_nearest2x_conv2d (cuda): output size mismatch " + y.describe());
+  if (y.numel() == 0) return;
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
+  launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
+                ws.data, stream());
+}
+
 void upsample_nearest2x(const Tensor& x, Tensor& y) {
   if (x.numel() == 0) return;
   require_aligned("upsample_nearest2x", "y", y);

@@ -6,7 +6,7 @@
 #include "backend/conv2d.h"
 #include "backend/group_norm.h"
 #include "backend/group_norm_conv2d.h"
-#include "backend/upsample_nearest2x.h"
+#include "backend/upsample_nearest2x_conv2d.h"
 
 namespace tf::flux2_vae {
 
@@ -21,17 +21,16 @@ Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tenso
   return y;
 }
 
-// conv3x3(silu(group_norm(x))), the normalised picture left to the backend to store or fold.
+}  // namespace
+
+Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
+Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 0, 0, 0, 0}, residual); }
+
 Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps, const Tensor* residual) {
   Tensor y = empty(DType::F32, {c.w.dim(0), x.dim(1), x.dim(2)}, x.device);
   group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, {1, 1, 1, 1, 1}, y, residual);
   return y;
 }
-
-}  // namespace
-
-Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
-Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 0, 0, 0, 0}, residual); }
 
 Tensor norm(const Norm& n, const Tensor& x, int groups, float eps, bool silu) {
   Tensor y = empty(DType::F32, x.shape, x.device);
@@ -49,9 +48,9 @@ Tensor resnet(const Resnet& r, const Tensor& x, int groups, float eps) {
 Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0, 1, 1}, nullptr); }
 
 Tensor upsample(const Conv& c, const Tensor& x) {
-  Tensor u = empty(DType::F32, {x.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device);
-  upsample_nearest2x(x, u);
-  return conv3x3(c, u);
+  Tensor y = empty(DType::F32, {c.w.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device);
+  upsample_nearest2x_conv2d(x, c.w, c.b, {1, 1, 1, 1, 1}, y);
+  return y;
 }
 
 Tensor attention(const Attention& a, const Tensor& x, int groups, float eps) {

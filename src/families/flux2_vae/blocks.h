@@ -8,6 +8,10 @@ namespace tf::flux2_vae {
 // y = conv(x) with 3x3 "same" padding, optionally + residual.
 Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual = nullptr);
 Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual = nullptr);
+// conv3x3(silu(group_norm(x))) (+ residual), the normalised picture left to the backend to store
+// or fold into the convolution.
+Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps,
+                    const Tensor* residual = nullptr);
 // GroupNorm (eps 1e-6) with optional SiLU, into fresh memory.
 Tensor norm(const Norm& n, const Tensor& x, int groups, float eps, bool silu);
 

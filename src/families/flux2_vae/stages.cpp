@@ -21,7 +21,7 @@ std::vector<Stage> encoder_stages(const Weights& w, const Config& c) {
                  }});
   s.push_back({"enc.mid", [&e, g, eps](const Tensor& x) { return mid_block(e.mid, x, g, eps); }});
   s.push_back({"enc.moments", [&e, g, eps](const Tensor& x) {
-                 Tensor m = conv3x3(e.conv_out, norm(e.norm_out, x, g, eps, true));
+                 Tensor m = norm_conv3x3(e.norm_out, e.conv_out, x, g, eps);
                  return e.has_quant_conv ? conv1x1(e.quant_conv, m) : m;
                }});
   return s;
@@ -45,7 +45,7 @@ std::vector<Stage> decoder_stages(const Weights& w, const Config& c) {
                    for (const Resnet& r : u.resnets) h = resnet(r, h, g, eps);
                    return u.has_upsample ? upsample(u.upsample, h) : h;
                  }});
-  s.push_back({"dec.out", [&d, g, eps](const Tensor& x) { return conv3x3(d.conv_out, norm(d.norm_out, x, g, eps, true)); }});
+  s.push_back({"dec.out", [&d, g, eps](const Tensor& x) { return norm_conv3x3(d.norm_out, d.conv_out, x, g, eps); }});
   return s;
 }
 
