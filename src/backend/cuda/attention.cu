@@ -191,19 +191,19 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   const uint16_t* vp = static_cast<const uint16_t*>(v.data);
   uint16_t* op = static_cast<uint16_t*>(o.data);
   // tensor-core kernel for the head dims it is built for; the scalar kernel otherwise
-  auto mma = [&](auto kernel, size_t smem, int splits) {
+  auto mma = [&](auto kernel, size_t smem) {
     TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     dim3 grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),
-              static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count * splits));
+              static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count));
     kernel<<<grid, attention_mma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
     TF_CUDA_LAUNCH("attention_mma::attention_kernel");
   };
   switch (d) {
-    case 16: return mma(attention_mma::attention_kernel<16, 16>, attention_mma::smem_bytes<16, 16>(), 1);
-    case 32: return mma(attention_mma::attention_kernel<32, 32>, attention_mma::smem_bytes<32, 32>(), 1);
-    case 64: return mma(attention_mma::attention_kernel<64, 64>, attention_mma::smem_bytes<64, 64>(), 1);
-    case 128: return mma(attention_mma::attention_kernel<128, 128>, attention_mma::smem_bytes<128, 128>(), 1);
-    case 256: return mma(attention_mma::attention_kernel<256, 128>, attention_mma::smem_bytes<256, 128>(), 2);
+    case 16: return mma(attention_mma::attention_kernel<16>, attention_mma::smem_bytes<16>());
+    case 32: return mma(attention_mma::attention_kernel<32>, attention_mma::smem_bytes<32>());
+    case 64: return mma(attention_mma::attention_kernel<64>, attention_mma::smem_bytes<64>());
+    case 128: return mma(attention_mma::attention_kernel<128>, attention_mma::smem_bytes<128>());
+    case 256: return mma(attention_mma::attention_kernel<256>, attention_mma::smem_bytes<256>());
     default: break;
   }
   size_t smem = sizeof(float) * (size_t(kRows + kKeys) * (d + 1) + kRows * kKeys);

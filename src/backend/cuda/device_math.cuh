@@ -4,6 +4,7 @@
 #include <cuda_bf16.h>
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "backend/seq_offsets.h"
 #include "core/error.h"
@@ -19,6 +20,40 @@ __device__ __forceinline__ float round_bf16(float f) { return bf16_bits_to_float
 // Two values rounded to bf16 in one 32-bit word, lo first (memory order).
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return static_cast<uint32_t>(st_bf16(lo)) | (static_cast<uint32_t>(st_bf16(hi)) << 16);
+}
+
+// V consecutive bf16 values as floats, and back: one 16-byte access for V = 8 (aligned), else scalar.
+template <int V>
+__device__ __forceinline__ void ld_bf16x(const uint16_t* p, float (&out)[V]) {
+  if constexpr (V == 8) {
+    const uint4 w = *reinterpret_cast<const uint4*>(p);
+    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      out[2 * i] = __uint_as_float(u[i] << 16);
+      out[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = ld_bf16(p, i);
+  }
+}
+template <int V>
+__device__ __forceinline__ void st_bf16x(uint16_t* p, const float (&in)[V]) {
+  if constexpr (V == 8) {
+    *reinterpret_cast<uint4*>(p) = make_uint4(pack_bf16(in[0], in[1]), pack_bf16(in[2], in[3]),
+                                              pack_bf16(in[4], in[5]), pack_bf16(in[6], in[7]));
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) p[i] = st_bf16(in[i]);
+  }
+}
+// Whether n elements from each pointer can be walked 8 at a time with 16-byte accesses.
+inline bool bf16x8_ok(int64_t n, std::initializer_list<const void*> ptrs) {
+  if (n % 8 != 0) return false;
+  for (const void* q : ptrs)
+    if (reinterpret_cast<uintptr_t>(q) % 16 != 0) return false;
+  return true;
 }
 
 // torch's fp32 silu and sigmoid: x / (1 + exp(-x)), 1 / (1 + exp(-x)) (IEEE division).

@@ -25,28 +25,53 @@ __global__ void embedding_kernel(const uint16_t* table, const int32_t* ids, uint
   }
 }
 
-__global__ void residual_add_kernel(uint16_t* h, const uint16_t* d, int64_t n) {
-  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (i < n) h[i] = st_bf16(ld_bf16(h, i) + ld_bf16(d, i));
+// y[i] = op(a[i], b[i]) over bf16 values, V per thread (8: one 16-byte access per operand).
+template <int V, class Op>
+__global__ void binary_map_kernel(const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t n, Op op) {
+  const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
+  if (i >= n) return;
+  float x[V], z[V], r[V];
+  ld_bf16x<V>(a + i, x);
+  ld_bf16x<V>(b + i, z);
+#pragma unroll
+  for (int e = 0; e < V; ++e) r[e] = op(x[e], z[e]);
+  st_bf16x<V>(y + i, r);
 }
 
-__global__ void silu_gated_product_kernel(const uint16_t* g, const uint16_t* u, uint16_t* y, int64_t n) {
-  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (i < n) y[i] = st_bf16(round_bf16(silu32(ld_bf16(g, i))) * ld_bf16(u, i));
+struct Add {
+  __device__ float operator()(float h, float d) const { return h + d; }
+};
+struct SiluGatedProduct {  // bf16(silu(g)) * u
+  __device__ float operator()(float g, float u) const { return round_bf16(silu32(g)) * u; }
+};
+struct SigmoidGate {  // x * bf16(sigmoid(g))
+  __device__ float operator()(float x, float g) const { return x * round_bf16(sigmoid32(g)); }
+};
+
+template <class Op>
+void binary_map(const char* name, const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t n, Op op) {
+  if (n == 0) return;
+  if (bf16x8_ok(n, {a, b, y}))
+    binary_map_kernel<8><<<blocks_for(n / 8, kThreads), kThreads, 0, stream()>>>(a, b, y, n, op);
+  else
+    binary_map_kernel<1><<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(a, b, y, n, op);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) fail_cuda(err, (std::string("launch of ") + name).c_str(), __FILE__, __LINE__);
 }
 
-__global__ void sigmoid_gate_kernel(const uint16_t* x, const uint16_t* g, uint16_t* y, int64_t n) {
-  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  if (i < n) y[i] = st_bf16(ld_bf16(x, i) * round_bf16(sigmoid32(ld_bf16(g, i))));
-}
-
-// qg [rows, 2d] -> query [rows, d], gate [rows, d]
+// qg [rows, 2d] -> query [rows, d], gate [rows, d], V values per thread
+template <int V>
 __global__ void split_query_gate_kernel(const uint16_t* qg, uint16_t* q, uint16_t* g, int64_t rows, int64_t d) {
-  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
   if (i >= rows * d) return;
-  int64_t r = i / d, c = i % d;
-  q[i] = qg[r * 2 * d + c];
-  g[i] = qg[r * 2 * d + d + c];
+  const int64_t r = i / d, c = i % d;
+  if constexpr (V == 8) {
+    *reinterpret_cast<uint4*>(q + i) = *reinterpret_cast<const uint4*>(qg + r * 2 * d + c);
+    *reinterpret_cast<uint4*>(g + i) = *reinterpret_cast<const uint4*>(qg + r * 2 * d + d + c);
+  } else {
+    q[i] = qg[r * 2 * d + c];
+    g[i] = qg[r * 2 * d + d + c];
+  }
 }
 
 const uint16_t* bits(const Tensor& t) { return static_cast<const uint16_t*>(t.data); }
@@ -71,31 +96,26 @@ void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
 }
 
 void residual_add(Tensor& h, const Tensor& d) {
-  int64_t n = h.numel();
-  if (n == 0) return;
-  residual_add_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(bits_mut(h), bits(d), n);
-  TF_CUDA_LAUNCH("residual_add_kernel");
+  binary_map("residual_add_kernel", bits(h), bits(d), bits_mut(h), h.numel(), Add{});
 }
 
 void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y) {
-  int64_t n = gate.numel();
-  if (n == 0) return;
-  silu_gated_product_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(bits(gate), bits(up), bits_mut(y), n);
-  TF_CUDA_LAUNCH("silu_gated_product_kernel");
+  binary_map("silu_gated_product_kernel", bits(gate), bits(up), bits_mut(y), gate.numel(), SiluGatedProduct{});
 }
 
 void sigmoid_gate(const Tensor& x, const Tensor& gate, Tensor& y) {
-  int64_t n = x.numel();
-  if (n == 0) return;
-  sigmoid_gate_kernel<<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(bits(x), bits(gate), bits_mut(y), n);
-  TF_CUDA_LAUNCH("sigmoid_gate_kernel");
+  binary_map("sigmoid_gate_kernel", bits(x), bits(gate), bits_mut(y), x.numel(), SigmoidGate{});
 }
 
 void split_query_gate(const Tensor& qg, Tensor& query, Tensor& gate) {
-  int64_t rows = query.dim(0) * query.dim(1), d = query.dim(2);
-  if (rows * d == 0) return;
-  split_query_gate_kernel<<<blocks_for(rows * d, kThreads), kThreads, 0, stream()>>>(bits(qg), bits_mut(query),
+  int64_t rows = query.dim(0) * query.dim(1), d = query.dim(2), n = rows * d;
+  if (n == 0) return;
+  if (bf16x8_ok(d, {qg.data, query.data, gate.data}))
+    split_query_gate_kernel<8><<<blocks_for(n / 8, kThreads), kThreads, 0, stream()>>>(bits(qg), bits_mut(query),
                                                                                       bits_mut(gate), rows, d);
+  else
+    split_query_gate_kernel<1><<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(bits(qg), bits_mut(query),
+                                                                                   bits_mut(gate), rows, d);
   TF_CUDA_LAUNCH("split_query_gate_kernel");
 }
 
