@@ -21,9 +21,10 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// y[t, c] = bf16(silu(bf16(sum_j w[c, j] x[t - K + 1 + j, c]))), zeros before the sequence start;
-// V channels per thread (8: 16-byte accesses).
-template <int V>
+// y[t, c] = bf16(silu(bf16(sum_j w[c, j] x[t - K + 1 + j, c]))), zeros before the sequence start.
+// V channels per thread; with kK > 0 the thread's V x kK weights are read at once (16-byte pieces
+// when V = 8), with kK = 0 one weight at a time for any K.
+template <int V, int kK>
 __global__ void causal_conv1d_silu_kernel(const uint16_t* x, const uint16_t* w, SeqTable seqs, uint16_t* y,
                                           int64_t T, int64_t C, int K) {
   const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
@@ -33,12 +34,36 @@ __global__ void causal_conv1d_silu_kernel(const uint16_t* x, const uint16_t* w, 
   float acc[V], xs[V];
 #pragma unroll
   for (int e = 0; e < V; ++e) acc[e] = 0.0f;
-  for (int j = 0; j < K; ++j) {
-    const int64_t src = t - (K - 1) + j;
-    if (src < start) continue;
-    ld_bf16x<V>(x + src * C + c, xs);
+  if constexpr (kK > 0) {
+    float wv[V * kK];  // [channel][tap]
+    if constexpr (V * kK % 8 == 0) {
 #pragma unroll
-    for (int e = 0; e < V; ++e) acc[e] = acc[e] + ld_bf16(w, (c + e) * K + j) * xs[e];
+      for (int p = 0; p < V * kK / 8; ++p) {
+        float part[8];
+        ld_bf16x<8>(w + c * kK + 8 * p, part);
+#pragma unroll
+        for (int e = 0; e < 8; ++e) wv[8 * p + e] = part[e];
+      }
+    } else {
+#pragma unroll
+      for (int e = 0; e < V * kK; ++e) wv[e] = ld_bf16(w, c * kK + e);
+    }
+#pragma unroll
+    for (int j = 0; j < kK; ++j) {
+      const int64_t src = t - (kK - 1) + j;
+      if (src < start) continue;
+      ld_bf16x<V>(x + src * C + c, xs);
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = acc[e] + wv[e * kK + j] * xs[e];
+    }
+  } else {
+    for (int j = 0; j < K; ++j) {
+      const int64_t src = t - (K - 1) + j;
+      if (src < start) continue;
+      ld_bf16x<V>(x + src * C + c, xs);
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = acc[e] + ld_bf16(w, (c + e) * K + j) * xs[e];
+    }
   }
 #pragma unroll
   for (int e = 0; e < V; ++e) acc[e] = silu32(round_bf16(acc[e]));
@@ -218,10 +243,12 @@ void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_
   const auto* wp = static_cast<const uint16_t*>(w.data);
   auto* yp = static_cast<uint16_t*>(y.data);
   const int K = static_cast<int>(w.dim(2));
-  if (bf16x8_ok(C, {xp, yp}))
-    causal_conv1d_silu_kernel<8><<<blocks_for(T * C / 8, kThreads), kThreads, 0, stream()>>>(xp, wp, seqs, yp, T, C, K);
+  // the released geometry (K = 4, channels in eights) on the vector kernel; anything else one channel a thread
+  if (K == 4 && bf16x8_ok(C, {xp, yp, wp}))
+    causal_conv1d_silu_kernel<8, 4><<<blocks_for(T * C / 8, kThreads), kThreads, 0, stream()>>>(xp, wp, seqs, yp, T, C,
+                                                                                                 K);
   else
-    causal_conv1d_silu_kernel<1><<<blocks_for(T * C, kThreads), kThreads, 0, stream()>>>(xp, wp, seqs, yp, T, C, K);
+    causal_conv1d_silu_kernel<1, 0><<<blocks_for(T * C, kThreads), kThreads, 0, stream()>>>(xp, wp, seqs, yp, T, C, K);
   TF_CUDA_LAUNCH("causal_conv1d_silu_kernel");
 }
 

@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "backend/cuda/check.h"
+#include "backend/linear.h"
 #include "core/env_switch.h"
 #include "core/error.h"
 
@@ -15,9 +16,10 @@ namespace tf::cuda {
 namespace {
 
 // A row's sum order must not depend on how many rows share the product (a prompt packed with its
-// negative gives the prompt's own bytes), so the algorithm is chosen once per weight shape, at a
-// reference row count, and reused for every row count it supports.
-constexpr int64_t kReferenceRows = 128;
+// negative gives the prompt's own bytes), so up to the reference row count, the most a pack holds,
+// the algorithm is chosen once per weight shape and reused; a longer product is one sequence's own
+// and gets the algorithm chosen for its row count.
+constexpr int64_t kReferenceRows = kLinearPackedRows;
 
 struct RowLayouts {
   cublasLtMatrixLayout_t b = nullptr, c = nullptr;
@@ -101,7 +103,7 @@ const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
   RowLayouts r = make_row_layouts(m, n, k);
   cublasLtMatmulHeuristicResult_t check{};
   r.algo = p.algo;
-  if (cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
+  if (m > kReferenceRows || cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
       check.workspaceSize > lt_workspace_bytes())
     r.algo = heuristic_algo(p, r, m, n, k, align_x, align_w, align_y);
   return p.rows.emplace(m, r).first->second;
