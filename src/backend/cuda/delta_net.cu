@@ -71,10 +71,13 @@ __global__ void causal_conv1d_silu_kernel(const uint16_t* x, const uint16_t* w, 
 }
 
 // One block per token: warps L2-normalise the q and k heads (fp32), then all threads copy v to
-// fp32 and the first Hv threads make beta and the decay g.
-__global__ void delta_net_prep_kernel(const uint16_t* mixed, const uint16_t* b, const uint16_t* a, const void* A_log,
-                                      bool A_f32, const void* dt_bias, bool dt_f32, float* q, float* k, float* v,
-                                      float* beta, float* g, int Hk, int dk, int Hv, int dv, float q_scale) {
+// fp32 and the first Hv threads make beta and the decay g. Outputs never alias inputs (restrict),
+// and a lane's values are loaded before its first store, so no load waits behind a store.
+__global__ void delta_net_prep_kernel(const uint16_t* __restrict__ mixed, const uint16_t* __restrict__ b,
+                                      const uint16_t* __restrict__ a, const void* __restrict__ A_log, bool A_f32,
+                                      const void* __restrict__ dt_bias, bool dt_f32, float* __restrict__ q,
+                                      float* __restrict__ k, float* __restrict__ v, float* __restrict__ beta,
+                                      float* __restrict__ g, int Hk, int dk, int Hv, int dv, float q_scale) {
   const int64_t t = blockIdx.x;
   const int width = 2 * Hk * dk + Hv * dv, key_dim = Hk * dk;
   const uint16_t* row = mixed + t * width;
@@ -96,7 +99,19 @@ __global__ void delta_net_prep_kernel(const uint16_t* mixed, const uint16_t* b, 
       dst[i] = is_k ? n : n * q_scale;
     }
   }
-  for (int i = threadIdx.x; i < Hv * dv; i += blockDim.x) v[t * Hv * dv + i] = ld_bf16(row, 2 * key_dim + i);
+  const uint16_t* vsrc = row + 2 * key_dim;
+  float* vdst = v + t * Hv * dv;
+  const int n_v = Hv * dv;
+  if (n_v % 8 == 0 && (reinterpret_cast<uintptr_t>(vsrc) & 15) == 0) {
+    for (int i = threadIdx.x * 8; i < n_v; i += blockDim.x * 8) {
+      float x[8];
+      ld_bf16x<8>(vsrc + i, x);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) vdst[i + e] = x[e];
+    }
+  } else {
+    for (int i = threadIdx.x; i < n_v; i += blockDim.x) vdst[i] = ld_bf16(vsrc, i);
+  }
   for (int h = threadIdx.x; h < Hv; h += blockDim.x) {
     beta[t * Hv + h] = round_bf16(sigmoid32(ld_bf16(b, t * Hv + h)));  // b.sigmoid() on bf16
     float x = ld_bf16(a, t * Hv + h) + ld_weight(dt_bias, dt_f32, h);

@@ -103,7 +103,8 @@ const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
   RowLayouts r = make_row_layouts(m, n, k);
   cublasLtMatmulHeuristicResult_t check{};
   r.algo = p.algo;
-  if (m > kReferenceRows || cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
+  if (m > kReferenceRows ||
+      cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
       check.workspaceSize > lt_workspace_bytes())
     r.algo = heuristic_algo(p, r, m, n, k, align_x, align_w, align_y);
   return p.rows.emplace(m, r).first->second;
