@@ -57,45 +57,54 @@ void bench(int64_t T) {
   const int64_t H = 4096, Hk = 16, dk = 128, Hv = 32, dv = 128, C = 2 * Hk * dk + Hv * dv, Hq = 16, Hkv = 4, hd = 256;
   const SeqOffsets offs = {0, T};
   const int reps = T > 1024 ? 5 : 20;
-  auto line = [&](const char* name, double us, int per_forward) {
-    std::printf("T=%-5ld %-28s %10.1f us  x%-2d = %8.3f ms per forward\n", long(T), name, us, per_forward,
-                us * per_forward / 1e3);
+  // the output's bytes as a hash, so two builds' kernels can be compared byte for byte
+  auto line = [&](const char* name, double us, int per_forward, const Tensor& out) {
+    Tensor host = to_device(out, Device::CPU);
+    uint64_t hash = 1469598103934665603ull;
+    const auto* bytes = static_cast<const uint8_t*>(host.data);
+    for (size_t i = 0; i < host.nbytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+    std::printf("T=%-5ld %-28s %10.1f us  x%-2d = %8.3f ms per forward  out %016llx\n", long(T), name, us, per_forward,
+                us * per_forward / 1e3, static_cast<unsigned long long>(hash));
+  };
+  // one op: timed (median of `r` launches, `reps` by default), then its output hashed
+  auto op = [&](const char* name, int per_forward, const Tensor& out, const std::function<void()>& f, int r = 0) {
+    line(name, median_us(f, r ? r : reps), per_forward, out);
   };
   // DeltaNet layer pieces (24 per forward)
   Tensor mixed = rnd(DType::BF16, {T, C}, 1), w = rnd(DType::BF16, {C, 1, 4}, 2, 0.5f), conv = dev(DType::BF16, {T, C});
-  line("causal_conv1d_silu", median_us([&] { causal_conv1d_silu(mixed, w, offs, conv); }, reps), 24);
+  op("causal_conv1d_silu", 24, conv, [&] { causal_conv1d_silu(mixed, w, offs, conv); });
   Tensor b = rnd(DType::BF16, {T, Hv}, 3), a = rnd(DType::BF16, {T, Hv}, 4), A_log = rnd(DType::F32, {Hv}, 5, 0.5f),
          dt = rnd(DType::BF16, {Hv}, 6);
   Tensor q = dev(DType::F32, {T, Hk, dk}), k = dev(DType::F32, {T, Hk, dk}), v = dev(DType::F32, {T, Hv, dv}),
          beta = dev(DType::F32, {T, Hv}), g = dev(DType::F32, {T, Hv});
-  line("delta_net_prep", median_us([&] { delta_net_prep(conv, b, a, A_log, dt, q, k, v, beta, g); }, reps), 24);
+  op("delta_net_prep", 24, q, [&] { delta_net_prep(conv, b, a, A_log, dt, q, k, v, beta, g); });
   Tensor o = dev(DType::BF16, {T, Hv, dv});
-  line("gated_delta_rule", median_us([&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, reps), 24);
+  op("gated_delta_rule", 24, o, [&] { gated_delta_rule(q, k, v, beta, g, offs, o); });
   // both forms of the rule on the same inputs, whichever the dispatch would pick
   setenv("TF_DELTA_RULE", "recurrent", 1);
-  line("  recurrent form", median_us([&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, std::max(reps, 11)), 24);
+  op("  recurrent form", 24, o, [&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, std::max(reps, 11));
   unsetenv("TF_DELTA_RULE");
-  line("  chunked form", median_us([&] { gated_delta_rule_chunked(q, k, v, beta, g, offs, o); }, std::max(reps, 11)), 24);
+  op("  chunked form", 24, o, [&] { gated_delta_rule_chunked(q, k, v, beta, g, offs, o); }, std::max(reps, 11));
   Tensor z = rnd(DType::BF16, {T * Hv, dv}, 7), gw = rnd(DType::F32, {dv}, 8), gy = dev(DType::BF16, {T * Hv, dv});
-  line("rms_norm_gated", median_us([&] { rms_norm_gated(o.reshaped({T * Hv, dv}), z, gw, 1e-6f, gy); }, reps), 24);
+  op("rms_norm_gated", 24, gy, [&] { rms_norm_gated(o.reshaped({T * Hv, dv}), z, gw, 1e-6f, gy); });
   // every layer
   Tensor h = rnd(DType::BF16, {T, H}, 9), d = rnd(DType::BF16, {T, H}, 10), nw = rnd(DType::BF16, {H}, 11, 0.2f),
          ny = dev(DType::BF16, {T, H});
-  line("residual_add_rms_norm", median_us([&] { residual_add_rms_norm_zero_centred(h, d, nw, 1e-6f, ny); }, reps), 64);
+  op("residual_add_rms_norm", 64, ny, [&] { residual_add_rms_norm_zero_centred(h, d, nw, 1e-6f, ny); });
   Tensor gate = rnd(DType::BF16, {T, 12288}, 12), up = rnd(DType::BF16, {T, 12288}, 13), act = dev(DType::BF16, {T, 12288});
-  line("silu_gated_product", median_us([&] { silu_gated_product(gate, up, act); }, reps), 32);
+  op("silu_gated_product", 32, act, [&] { silu_gated_product(gate, up, act); });
   // attention layer pieces (8 per forward)
   Tensor qg = rnd(DType::BF16, {T, Hq * 2 * hd}, 14), qq = dev(DType::BF16, {T, Hq, hd}), gg = dev(DType::BF16, {T, Hq, hd});
-  line("split_query_gate", median_us([&] { split_query_gate(qg, qq, gg); }, reps), 8);
+  op("split_query_gate", 8, gg, [&] { split_query_gate(qg, qq, gg); });
   Tensor qnw = rnd(DType::BF16, {hd}, 15, 0.2f), qn = dev(DType::BF16, {T * Hq, hd});
-  line("rms_norm (q heads)", median_us([&] { rms_norm_zero_centred(qq.reshaped({T * Hq, hd}), qnw, 1e-6f, qn); }, reps), 8);
+  op("rms_norm (q heads)", 8, qn, [&] { rms_norm_zero_centred(qq.reshaped({T * Hq, hd}), qnw, 1e-6f, qn); });
   RopeTables rt = make_rope_tables(T, 64, 1e7);
   Tensor cs = to_device(rt.cos, Device::CUDA), sn = to_device(rt.sin, Device::CUDA);
   Tensor qr = dev(DType::BF16, {T, Hq, hd});
-  line("rope_partial (q)", median_us([&] { rope_partial(qq, cs, sn, offs, qr); }, reps), 8);
+  op("rope_partial (q)", 8, qr, [&] { rope_partial(qq, cs, sn, offs, qr); });
   Tensor kk = rnd(DType::BF16, {T, Hkv, hd}, 16), vv = rnd(DType::BF16, {T, Hkv, hd}, 17), ao = dev(DType::BF16, {T, Hq, hd});
-  line("attention_causal_gqa", median_us([&] { attention_causal_gqa(qq, kk, vv, 0.0625f, offs, ao); }, reps), 8);
-  line("sigmoid_gate", median_us([&] { sigmoid_gate(ao, gg, ao); }, reps), 8);
+  op("attention_causal_gqa", 8, ao, [&] { attention_causal_gqa(qq, kk, vv, 0.0625f, offs, ao); });
+  op("sigmoid_gate", 8, ao, [&] { sigmoid_gate(ao, gg, ao); });
 }
 
 }  // namespace

@@ -22,14 +22,21 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return static_cast<uint32_t>(st_bf16(lo)) | (static_cast<uint32_t>(st_bf16(hi)) << 16);
 }
 
-// V consecutive bf16 values as floats, and back: one 16-byte access for V = 8 (aligned), else scalar.
+// V consecutive bf16 values as floats, and back: one 16-byte access for V = 8, one 8-byte access for
+// V = 4 (aligned to that size), else scalar.
 template <int V>
 __device__ __forceinline__ void ld_bf16x(const uint16_t* p, float (&out)[V]) {
-  if constexpr (V == 8) {
-    const uint4 w = *reinterpret_cast<const uint4*>(p);
-    const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+  if constexpr (V == 8 || V == 4) {
+    uint32_t u[V / 2];
+    if constexpr (V == 8) {
+      const uint4 w = *reinterpret_cast<const uint4*>(p);
+      u[0] = w.x, u[1] = w.y, u[2] = w.z, u[3] = w.w;
+    } else {
+      const uint2 w = *reinterpret_cast<const uint2*>(p);
+      u[0] = w.x, u[1] = w.y;
+    }
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < V / 2; ++i) {
       out[2 * i] = __uint_as_float(u[i] << 16);
       out[2 * i + 1] = __uint_as_float(u[i] & 0xffff0000u);
     }
@@ -43,6 +50,8 @@ __device__ __forceinline__ void st_bf16x(uint16_t* p, const float (&in)[V]) {
   if constexpr (V == 8) {
     *reinterpret_cast<uint4*>(p) = make_uint4(pack_bf16(in[0], in[1]), pack_bf16(in[2], in[3]),
                                               pack_bf16(in[4], in[5]), pack_bf16(in[6], in[7]));
+  } else if constexpr (V == 4) {
+    *reinterpret_cast<uint2*>(p) = make_uint2(pack_bf16(in[0], in[1]), pack_bf16(in[2], in[3]));
   } else {
 #pragma unroll
     for (int i = 0; i < V; ++i) p[i] = st_bf16(in[i]);

@@ -31,9 +31,50 @@ __device__ __forceinline__ float row_sum(float v, float* scratch) {
   }
 }
 
+// Which element of a row a thread's slot n holds: slots come in pieces of V neighbours (V = 8: one
+// 16-byte access, V = 4: one 8-byte access), a piece per thread in turn.
+template <int tpr, int V>
+__device__ __forceinline__ int slot_index(int n, int lane) {
+  return (n / V) * tpr * V + lane * V + n % V;
+}
+
+// N values of a row into v (V > 1: whole pieces of V, the row exactly N * tpr long; V = 1: zeros past d).
+template <int tpr, int N, int V>
+__device__ __forceinline__ void load_slots(const uint16_t* row, int lane, int d, float (&v)[N]) {
+#pragma unroll
+  for (int p = 0; p < N / V; ++p) {
+    const int i = slot_index<tpr, V>(p * V, lane);
+    if constexpr (V > 1) {
+      float part[V];
+      ld_bf16x<V>(row + i, part);
+#pragma unroll
+      for (int e = 0; e < V; ++e) v[p * V + e] = part[e];
+    } else {
+      v[p] = i < d ? ld_bf16(row, i) : 0.0f;
+    }
+  }
+}
+
+// The N values back as bf16, the same slots (nothing past d).
+template <int tpr, int N, int V>
+__device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, const float (&v)[N]) {
+#pragma unroll
+  for (int p = 0; p < N / V; ++p) {
+    const int i = slot_index<tpr, V>(p * V, lane);
+    if constexpr (V > 1) {
+      float part[V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) part[e] = v[p * V + e];
+      st_bf16x<V>(row + i, part);
+    } else {
+      if (i < d) row[i] = st_bf16(v[p]);
+    }
+  }
+}
+
 // y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps); with `delta`, first h = bf16(h + delta).
-// A thread's N strided elements are loaded at once and kept in registers (d <= N * tpr).
-template <int tpr, int N>
+// A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr).
+template <int tpr, int N, int V>
 __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta, const void* w, bool w_f32,
                                              float eps, uint16_t* y, int64_t rows, int d) {
   __shared__ float scratch[kBlock / 32];
@@ -43,74 +84,64 @@ __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta,
   const bool live = row < rows;
   uint16_t* xr = x + (live ? row : 0) * d;
   float v[N], wv[N];  // the weights are read before any store, which the compiler may not move loads past
+  load_slots<tpr, N, V>(xr, lane, d, v);
 #pragma unroll
   for (int n = 0; n < N; ++n) {
-    const int i = lane + n * tpr;
-    v[n] = live && i < d ? ld_bf16(xr, i) : 0.0f;
-    wv[n] = live && i < d ? ld_weight(w, w_f32, i) : 0.0f;
+    const int i = slot_index<tpr, V>(n, lane);
+    wv[n] = i < d ? ld_weight(w, w_f32, i) : 0.0f;
   }
   if (delta && live) {
     float e[N];
+    load_slots<tpr, N, V>(delta + row * d, lane, d, e);
 #pragma unroll
-    for (int n = 0; n < N; ++n) {
-      const int i = lane + n * tpr;
-      e[n] = i < d ? ld_bf16(delta + row * d, i) : 0.0f;
-    }
-#pragma unroll
-    for (int n = 0; n < N; ++n) {
-      const int i = lane + n * tpr;
-      v[n] = round_bf16(v[n] + e[n]);
-      if (i < d) xr[i] = st_bf16(v[n]);
-    }
+    for (int n = 0; n < N; ++n) v[n] = round_bf16(v[n] + e[n]);
+    store_slots<tpr, N, V>(xr, lane, d, v);
   }
   float ss = 0.0f;
 #pragma unroll
   for (int n = 0; n < N; ++n)
-    if (lane + n * tpr < d) ss = ss + v[n] * v[n];
+    if (slot_index<tpr, V>(n, lane) < d) ss = ss + v[n] * v[n];
   ss = row_sum<tpr>(ss, scratch);
   if (!live) return;
   const float r = 1.0f / sqrtf(ss / static_cast<float>(d) + eps);
   uint16_t* yr = y + row * d;
+  float out[N];
 #pragma unroll
-  for (int n = 0; n < N; ++n) {
-    const int i = lane + n * tpr;
-    if (i < d) yr[i] = st_bf16((v[n] * r) * (1.0f + wv[n]));
-  }
+  for (int n = 0; n < N; ++n) out[n] = (v[n] * r) * (1.0f + wv[n]);
+  store_slots<tpr, N, V>(yr, lane, d, out);
 }
 
 // n = bf16(x * r); t = bf16(w * n) for bf16 w (exact fp32 product for f32 w); y = bf16(t * silu(z)).
-// One warp per row; a lane's N strided elements of x, z and w are loaded at once (d <= 32 N).
-template <int N>
+// One warp per row; a lane's N elements (pieces of V) of x, z and w are loaded at once (d <= 32 N).
+template <int N, int V>
 __global__ void rms_norm_gated_kernel(const uint16_t* x, const uint16_t* z, const void* w, bool w_f32, float eps,
                                       uint16_t* y, int64_t rows, int d) {
   int64_t row = blockIdx.x * int64_t(kBlock / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;  // whole warps leave together
-  const uint16_t* xr = x + row * d;
   float xv[N], zv[N], wv[N];
+  load_slots<32, N, V>(x + row * d, lane, d, xv);
+  load_slots<32, N, V>(z + row * d, lane, d, zv);
 #pragma unroll
   for (int n = 0; n < N; ++n) {
-    const int i = lane + 32 * n;
-    const bool in = i < d;
-    xv[n] = in ? ld_bf16(xr, i) : 0.0f;
-    zv[n] = in ? ld_bf16(z, row * d + i) : 0.0f;
-    wv[n] = in ? ld_weight(w, w_f32, i) : 0.0f;
+    const int i = slot_index<32, V>(n, lane);
+    wv[n] = i < d ? ld_weight(w, w_f32, i) : 0.0f;
   }
   float ss = 0.0f;
 #pragma unroll
   for (int n = 0; n < N; ++n)
-    if (lane + 32 * n < d) ss = ss + xv[n] * xv[n];
+    if (slot_index<32, V>(n, lane) < d) ss = ss + xv[n] * xv[n];
   ss = group_sum<32>(ss);
   const float r = 1.0f / sqrtf(ss / static_cast<float>(d) + eps);
+  float out[N];
 #pragma unroll
   for (int n = 0; n < N; ++n) {
-    const int i = lane + 32 * n;
-    if (i >= d) continue;
     float nv = round_bf16(xv[n] * r);
     float t = wv[n] * nv;
     if (!w_f32) t = round_bf16(t);
-    y[row * d + i] = st_bf16(t * silu32(zv[n]));
+    out[n] = t * silu32(zv[n]);
   }
+  store_slots<32, N, V>(y + row * d, lane, d, out);
 }
 
 // The widest row the register-resident kernel holds.
@@ -122,12 +153,17 @@ void launch_zero_centred_rows(uint16_t* x, const uint16_t* delta, const void* w,
   const unsigned blocks = static_cast<unsigned>(blocks_for(rows, kBlock / tpr));
   const int per = (d + tpr - 1) / tpr;
   auto go = [&](auto kernel) { kernel<<<blocks, kBlock, 0, stream()>>>(x, delta, w, f32, eps, y, rows, d); };
-  if (per <= 1) go(rms_norm_zero_centred_kernel<tpr, 1>);
-  else if (per <= 2) go(rms_norm_zero_centred_kernel<tpr, 2>);
-  else if (per <= 4) go(rms_norm_zero_centred_kernel<tpr, 4>);
-  else if (per <= 8) go(rms_norm_zero_centred_kernel<tpr, 8>);
-  else if (per <= 16) go(rms_norm_zero_centred_kernel<tpr, 16>);
-  else go(rms_norm_zero_centred_kernel<tpr, 32>);
+  // rows that are whole 16-byte pieces per thread take the vector kernel
+  const bool pieces = d % (8 * tpr) == 0 && bf16x8_ok(d, {x, y}) && (!delta || bf16x8_ok(d, {delta}));
+  if (pieces && per == 8) go(rms_norm_zero_centred_kernel<tpr, 8, 8>);
+  else if (pieces && per == 16) go(rms_norm_zero_centred_kernel<tpr, 16, 8>);
+  else if (pieces && per == 32) go(rms_norm_zero_centred_kernel<tpr, 32, 8>);
+  else if (per <= 1) go(rms_norm_zero_centred_kernel<tpr, 1, 1>);
+  else if (per <= 2) go(rms_norm_zero_centred_kernel<tpr, 2, 1>);
+  else if (per <= 4) go(rms_norm_zero_centred_kernel<tpr, 4, 1>);
+  else if (per <= 8) go(rms_norm_zero_centred_kernel<tpr, 8, 1>);
+  else if (per <= 16) go(rms_norm_zero_centred_kernel<tpr, 16, 1>);
+  else go(rms_norm_zero_centred_kernel<tpr, 32, 1>);
 }
 
 void launch_zero_centred(uint16_t* x, const uint16_t* delta, const Tensor& w, float eps, uint16_t* y, int64_t rows,
@@ -166,12 +202,16 @@ void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps
                                             static_cast<int>(d));
   };
   const int64_t per = (d + 31) / 32;
-  if (per <= 1) go(rms_norm_gated_kernel<1>);
-  else if (per <= 2) go(rms_norm_gated_kernel<2>);
-  else if (per <= 4) go(rms_norm_gated_kernel<4>);
-  else if (per <= 8) go(rms_norm_gated_kernel<8>);
-  else if (per <= 16) go(rms_norm_gated_kernel<16>);
-  else go(rms_norm_gated_kernel<32>);
+  const bool pieces = d % (4 * 32) == 0 && per % 4 == 0 && reinterpret_cast<uintptr_t>(x.data) % 8 == 0 &&
+                      reinterpret_cast<uintptr_t>(z.data) % 8 == 0 && reinterpret_cast<uintptr_t>(y.data) % 8 == 0;
+  if (pieces && per == 4) go(rms_norm_gated_kernel<4, 4>);
+  else if (pieces && per == 8) go(rms_norm_gated_kernel<8, 4>);
+  else if (per <= 1) go(rms_norm_gated_kernel<1, 1>);
+  else if (per <= 2) go(rms_norm_gated_kernel<2, 1>);
+  else if (per <= 4) go(rms_norm_gated_kernel<4, 1>);
+  else if (per <= 8) go(rms_norm_gated_kernel<8, 1>);
+  else if (per <= 16) go(rms_norm_gated_kernel<16, 1>);
+  else go(rms_norm_gated_kernel<32, 1>);
   TF_CUDA_LAUNCH("rms_norm_gated_kernel");
 }
 
