@@ -146,6 +146,9 @@ int run(int argc, char** argv) {
     Tensor first = enc.forward(ids, offs);
     Tensor again = enc.forward(ids, offs);
     const bool repeat_same = first.nbytes() == again.nbytes() && std::memcmp(first.data, again.data, first.nbytes()) == 0;
+    uint64_t hash = 1469598103934665603ull;  // the rows' bytes, to compare two builds
+    const auto* bytes = static_cast<const uint8_t*>(first.data);
+    for (size_t i = 0; i < first.nbytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
     std::vector<double> runs;
     const int r = offs.back() > 1024 ? std::max(3, reps / 3) : reps;
     for (int i = 0; i < r; ++i) {
@@ -154,8 +157,9 @@ int run(int argc, char** argv) {
       runs.push_back(seconds_since(s) * 1e3);
     }
     std::printf("{\"impl\": \"tensorfold\", \"case\": \"%s\", \"tokens\": %ld, \"median_ms\": %.4f, "
-                "\"repeat_identical\": %s, \"runs\": [",
-                name.c_str(), long(offs.back()), median(runs), repeat_same ? "true" : "false");
+                "\"repeat_identical\": %s, \"out_hash\": \"%016llx\", \"runs\": [",
+                name.c_str(), long(offs.back()), median(runs), repeat_same ? "true" : "false",
+                static_cast<unsigned long long>(hash));
     for (size_t i = 0; i < runs.size(); ++i) std::printf("%s%.4f", i ? ", " : "", runs[i]);
     std::printf("]}\n");
     std::fflush(stdout);
