@@ -1,7 +1,8 @@
 // Weight-streaming products for few rows: y_i[m, n_i] = bf16(sum_k x[m, k] w_i[n_i, k]) for up to
 // four weights that read the same x, in one launch. At m <= 128 the time is reading the weights
-// once, so each block streams one 256-row weight tile over its share of k through a cp.async
-// pipeline (as many stages as shared memory holds), and its two warpgroups multiply with wgmma straight from shared memory
+// once, so each block streams one 256-row weight tile over its share of k through a TMA pipeline
+// (as many stages as shared memory holds; one thread asks for each stage's weight and x boxes, an
+// mbarrier says they landed), and its two warpgroups multiply with wgmma straight from shared memory
 // (128 weight rows each, as two 64-row A tiles; the x rows padded to 16 as B; fp32 accumulation).
 // x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once.
 // A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
@@ -13,11 +14,14 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/gemm_tiles.cuh"
+#include "backend/cuda/tensor_map.h"
+#include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
 #include "core/error.h"
 
@@ -29,9 +33,12 @@ using namespace streaming;
 
 constexpr int kMinShareSteps = 4;   // k steps per share at least
 constexpr size_t kSmemLimit = 227 * 1024;
+constexpr size_t kBarrierBytes = 64;  // one mbarrier per stage
 constexpr size_t stage_bytes(int nt) { return size_t(BN + 16 * nt) * BK * 2; }
 // As many stages as shared memory holds (more bytes in flight), at most 6.
-constexpr int stages_for(int nt) { return int(std::min<size_t>(6, (kSmemLimit - 1024) / stage_bytes(nt))); }
+constexpr int stages_for(int nt) {
+  return int(std::min<size_t>(6, (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(nt)));
+}
 constexpr int kMaxSplits = 8;        // a portable cluster
 constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, against bank conflicts
 
@@ -44,6 +51,8 @@ struct Segment {
 };
 
 struct Group {
+  CUtensorMap w_map[kMaxStreamingWeights];  // [n, k] in boxes of [BN][BK]
+  CUtensorMap x_map;                        // [m, k] in boxes of [16 NT][BK]
   Segment seg[kMaxStreamingWeights];
   const uint16_t* x;  // [m, k]
   int count, m, k, splits;
@@ -64,24 +73,25 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
 
   auto stage_w = [&](int st) { return smem + st * kStageElems; };
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
-  auto load = [&](int st, int step) {
-    load_tile_async<BN>(stage_w(st), seg.w, n0, seg.n, g.k, kbeg + step * BK);
-    load_tile_async<16 * NT>(stage_x(st), g.x, 0, g.m, g.k, kbeg + step * BK);
+  auto* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageElems);  // [kStages]: the stage has landed
+  auto load = [&](int st, int step) {  // one thread; rows past n or m land as zeros
+    mbarrier_arrive_expect_tx(&full[st], uint32_t(kStageElems * 2));
+    tma_load_2d(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0);
+    tma_load_2d(stage_x(st), &g.x_map, &full[st], kbeg + step * BK, 0);
   };
-#pragma unroll
-  for (int st = 0; st < kStages - 1; ++st) {
-    if (st < steps) load(st, st);
-    cp_async_commit();
+  if (threadIdx.x == 0) {
+    for (int st = 0; st < kStages; ++st) mbarrier_init(&full[st], 1);
+    mbarrier_init_fence();
+    for (int st = 0; st < kStages - 1 && st < steps; ++st) load(st, st);
   }
+  __syncthreads();
 
   float acc[2][8 * NT] = {};  // per warpgroup: two [64 weight rows] x [16 NT x rows]
   for (int step = 0; step < steps; ++step) {
-    cp_async_wait<kStages - 2>();
-    fence_shared_for_async_proxy();  // this thread's copies are visible to the tensor cores
-    __syncthreads();  // this step's stage has landed for every thread; the stage refilled below is free
+    mbarrier_wait(&full[step % kStages], uint32_t(step / kStages) & 1);
+    __syncthreads();  // every thread is past the previous step's MMAs, so that stage may be refilled
     const int next = step + kStages - 1;
-    if (next < steps) load(next % kStages, next);
-    cp_async_commit();
+    if (threadIdx.x == 0 && next < steps) load(next % kStages, next);
     const uint64_t xd = wgmma_descriptor(stage_x(step % kStages));
     wgmma_fence();
 #pragma unroll
@@ -96,7 +106,6 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     wgmma_fence_registers(acc[0]);
     wgmma_fence_registers(acc[1]);
   }
-  cp_async_wait<0>();
 
   auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
     const int r = 128 * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
@@ -135,7 +144,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   cluster.sync();  // no block leaves while another still reads its partial
 }
 
-constexpr size_t smem_bytes(int nt) { return size_t(stages_for(nt)) * stage_bytes(nt) + 1024; }
+constexpr size_t smem_bytes(int nt) { return size_t(stages_for(nt)) * stage_bytes(nt) + 1024 + kBarrierBytes; }
 
 static_assert(size_t(16) * 8 * kPartStride * 4 + 1024 <= smem_bytes(8) && size_t(16) * kPartStride * 4 + 1024 <= smem_bytes(1),
               "a partial tile must fit in the stages' shared memory");
@@ -191,6 +200,24 @@ int clusters_that_fit(int splits) {
 
 int tiles_of(int64_t n) { return static_cast<int>((n + BN - 1) / BN); }
 
+// [rows, k] bf16 in boxes of [box_rows][BK] (128-byte rows, the swizzle wgmma reads).
+CUtensorMap rows_map(const char* what, const void* p, int64_t rows, int64_t k, int box_rows) {
+  const uint64_t dims[2] = {uint64_t(k), uint64_t(rows)}, strides[1] = {uint64_t(k) * 2};
+  const uint32_t box[2] = {uint32_t(BK), uint32_t(box_rows)}, ones[2] = {1, 1};
+  return bf16_tensor_map(what, p, 2, dims, strides, box, ones);
+}
+
+// A weight's map, made once per (pointer, shape): weights live as long as their model.
+CUtensorMap weight_map(const void* w, int64_t n, int64_t k) {
+  static std::mutex mu;
+  static std::map<std::tuple<const void*, int64_t, int64_t>, CUtensorMap> maps;
+  std::lock_guard<std::mutex> l(mu);
+  auto key = std::make_tuple(w, n, k);
+  auto it = maps.find(key);
+  if (it == maps.end()) it = maps.emplace(key, rows_map("streaming product: weight", w, n, k, BN)).first;
+  return it->second;
+}
+
 }  // namespace
 
 int streaming_splits(int64_t k, int tiles) {
@@ -221,8 +248,11 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   g.m = static_cast<int>(m);
   g.k = static_cast<int>(k);
   g.splits = streaming_splits(k, tiles);
+  const int nt = static_cast<int>(std::min<int64_t>(8, (m + 15) / 16));
+  g.x_map = rows_map("streaming product: x", x, m, k, 16 * nt);
   int block = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
+    g.w_map[i] = weight_map(ws[i].w, ws[i].n, k);
     Segment& s = g.seg[i];
     s.w = static_cast<const uint16_t*>(ws[i].w);
     s.y = static_cast<uint16_t*>(ws[i].y);
@@ -230,7 +260,7 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
     s.first_block = block;
     block += tiles_of(ws[i].n) * g.splits;
   }
-  switch ((m + 15) / 16) {
+  switch (nt) {
     case 1: return launch<1>(g, block);
     case 2: return launch<2>(g, block);
     case 3: return launch<3>(g, block);
