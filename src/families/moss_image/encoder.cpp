@@ -106,26 +106,14 @@ Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
 }
 
 void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {
-  residual_add(h, layer_carrying(i, h, Tensor(), offs, rope));
-}
-
-Tensor Encoder::layer_carrying(int64_t i, Tensor& h, const Tensor& carried, const SeqOffsets& offs,
-                               const Rope& rope) const {
   const LayerWeights& w = weights_.layers.at(i);
   const float eps = static_cast<float>(config_.rms_norm_eps);
   Tensor x = empty(DType::BF16, h.shape, device_);
-  if (carried.data) residual_add_rms_norm_zero_centred(h, carried, w.input_layernorm, eps, x);  // h += mlp; x = norm(h)
-  else rms_norm_zero_centred(h, w.input_layernorm, eps, x);
+  rms_norm_zero_centred(h, w.input_layernorm, eps, x);
   Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
   residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
   mixed = Tensor();
-  return mlp(w, x);
-}
-
-void Encoder::final_norm_carrying(Tensor& h, const Tensor& carried, Tensor& y) const {
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  if (carried.data) residual_add_rms_norm_zero_centred(h, carried, weights_.norm, eps, y);
-  else rms_norm_zero_centred(h, weights_.norm, eps, y);
+  residual_add(h, mlp(w, x));
 }
 
 Tensor Encoder::final_norm(const Tensor& h) const {
@@ -194,14 +182,11 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   Tensor h = empty(DType::BF16, {T, config_.hidden}, device_);
   embedding(weights_.embed_tokens, dev_ids, h);
   Rope rope = rope_for(offs);
-  Tensor carried;
   for (int64_t i = 0; i < config_.layers; ++i) {
-    carried = layer_carrying(i, h, carried, offs, rope);
+    layer(i, h, offs, rope);
     if (progress) progress(i + 1, steps());
   }
-  Tensor y = empty(DType::BF16, h.shape, device_);
-  final_norm_carrying(h, carried, y);
-  Tensor out = to_device(y, Device::CPU);
+  Tensor out = to_device(final_norm(h), Device::CPU);
   if (progress) progress(steps(), steps());
   return out;
 }
@@ -221,9 +206,8 @@ Tensor Encoder::forward_recorded(const Tensor& dev_ids, const SeqOffsets& offs) 
     r.out = empty(DType::BF16, {T, config_.hidden}, device_);
     r.rope = rope_for(offs);
     r.work = RecordedWork::record(device_, [&] {
-      Tensor carried;
-      for (int64_t i = 0; i < config_.layers; ++i) carried = layer_carrying(i, r.h, carried, offs, r.rope);
-      final_norm_carrying(r.h, carried, r.out);
+      for (int64_t i = 0; i < config_.layers; ++i) layer(i, r.h, offs, r.rope);
+      rms_norm_zero_centred(r.h, weights_.norm, static_cast<float>(config_.rms_norm_eps), r.out);
     });
   }
   ++r.seen;

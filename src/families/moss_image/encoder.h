@@ -72,17 +72,10 @@ class Encoder {
   Tensor forward_recorded(const Tensor& dev_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
   void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
-  // Layer i with its residual adds at the next norms: `carried` (the previous layer's MLP output,
-  // or empty) is added to h in this layer's input norm; returns this layer's MLP output, not yet
-  // added. The same bytes as layer(), one kernel fewer per layer.
-  Tensor layer_carrying(int64_t i, Tensor& h, const Tensor& carried, const SeqOffsets& seq_offsets,
-                        const Rope& rope) const;
   Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
   Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
   Tensor mlp(const LayerWeights& w, const Tensor& x) const;
   Tensor final_norm(const Tensor& h) const;
-  // The final norm into y, adding `carried` (the last layer's MLP output, or empty) to h first.
-  void final_norm_carrying(Tensor& h, const Tensor& carried, Tensor& y) const;
 
   EncoderConfig config_;
   EncoderWeights weights_;
