@@ -20,18 +20,30 @@ void require_aligned(const char* op, const char* arg, const Tensor& t) {
     fail(std::string(op) + " (cuda): " + arg + " is not 16-byte aligned (" + t.describe() + ")");
 }
 
-}  // namespace
-
-void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual) {
-  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), false, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
+// The kernels' view of a convolution of x [C, H, W] (read through a nearest 2x upsample when asked)
+// by w [Co, C, kh, kw], its output size filled in.
+ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2dGeometry& g, bool upsample) {
+  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), upsample, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
               g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
   conv_output_size(s);
-  if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail("conv2d (cuda): output size mismatch " + y.describe());
+  return s;
+}
+
+void run_conv(const char* op, bool upsample, const Tensor& x, const Tensor& w, const Tensor& bias,
+              const Conv2dGeometry& g, Tensor& y, const Tensor* residual) {
+  const ConvShape s = conv_shape(x, w, g, upsample);
+  if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail(std::string(op) + " (cuda): output size mismatch " + y.describe());
   if (y.numel() == 0) return;
   Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
   launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
                 ws.data, stream());
+}
+
+}  // namespace
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual) {
+  run_conv("conv2d", false, x, w, bias, g, y, residual);
 }
 
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
@@ -48,9 +60,7 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
                        const Tensor* residual) {
-  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), false, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
-              g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
-  conv_output_size(s);
+  const ConvShape s = conv_shape(x, w, g, false);
   if (x.numel() == 0 || y.numel() == 0 || !conv_folds_group_norm(s)) {
     Tensor t = empty(DType::F32, x.shape, Device::CUDA);
     cuda::group_norm(x, gamma, beta, groups, eps, silu, t);
@@ -69,14 +79,7 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
 
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
                                Tensor& y, const Tensor* residual) {
-  ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), true, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
-              g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
-  conv_output_size(s);
-  if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail("upsample_nearest2x_conv2d (cuda): output size mismatch " + y.describe());
-  if (y.numel() == 0) return;
-  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
-  launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
-                ws.data, stream());
+  run_conv("upsample_nearest2x_conv2d", true, x, w, bias, g, y, residual);
 }
 
 void upsample_nearest2x(const Tensor& x, Tensor& y) {
