@@ -22,6 +22,7 @@
 #include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
 #include "check/random_tensor.h"
+#include "core/bytes_hash.h"
 #include "core/bf16.h"
 
 namespace {
@@ -60,9 +61,7 @@ void bench(int64_t T) {
   // the output's bytes as a hash, so two builds' kernels can be compared byte for byte
   auto line = [&](const char* name, double us, int per_forward, const Tensor& out) {
     Tensor host = to_device(out, Device::CPU);
-    uint64_t hash = 1469598103934665603ull;
-    const auto* bytes = static_cast<const uint8_t*>(host.data);
-    for (size_t i = 0; i < host.nbytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+    const uint64_t hash = bytes_hash(host.data, host.nbytes());
     std::printf("T=%-5ld %-28s %10.1f us  x%-2d = %8.3f ms per forward  out %016llx\n", long(T), name, us, per_forward,
                 us * per_forward / 1e3, static_cast<unsigned long long>(hash));
   };

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "core/bytes_hash.h"
 #include "core/error.h"
 #include "families/moss_image/encoder.h"
 #include "io/checkpoint.h"
@@ -146,9 +147,7 @@ int run(int argc, char** argv) {
     Tensor first = enc.forward(ids, offs);
     Tensor again = enc.forward(ids, offs);
     const bool repeat_same = first.nbytes() == again.nbytes() && std::memcmp(first.data, again.data, first.nbytes()) == 0;
-    uint64_t hash = 1469598103934665603ull;  // the rows' bytes, to compare two builds
-    const auto* bytes = static_cast<const uint8_t*>(first.data);
-    for (size_t i = 0; i < first.nbytes(); ++i) hash = (hash ^ bytes[i]) * 1099511628211ull;
+    const uint64_t hash = bytes_hash(first.data, first.nbytes());  // the rows' bytes, to compare two builds
     std::vector<double> runs;
     const int r = offs.back() > 1024 ? std::max(3, reps / 3) : reps;
     for (int i = 0; i < r; ++i) {
