@@ -45,8 +45,7 @@ constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, agai
 namespace cg = cooperative_groups;
 
 struct Segment {
-  const uint16_t* w;  // [n, k]
-  uint16_t* y;        // [m, n]
+  uint16_t* y;  // [m, n]
   int n, first_block;
 };
 
@@ -54,7 +53,6 @@ struct Group {
   CUtensorMap w_map[kMaxStreamingWeights];  // [n, k] in boxes of [BN][BK]
   CUtensorMap x_map;                        // [m, k] in boxes of [16 NT][BK]
   Segment seg[kMaxStreamingWeights];
-  const uint16_t* x;  // [m, k]
   int count, m, k, splits;
 };
 
@@ -207,7 +205,8 @@ CUtensorMap rows_map(const char* what, const void* p, int64_t rows, int64_t k, i
   return bf16_tensor_map(what, p, 2, dims, strides, box, ones);
 }
 
-// A weight's map, made once per (pointer, shape): weights live as long as their model.
+// A weight's map, made once per (pointer, shape): a map holds only the address and shape, so an
+// address reused by another weight of the same shape still gets a right one.
 CUtensorMap weight_map(const void* w, int64_t n, int64_t k) {
   static std::mutex mu;
   static std::map<std::tuple<const void*, int64_t, int64_t>, CUtensorMap> maps;
@@ -243,7 +242,6 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   int tiles = 0;
   for (const StreamingWeight& w : ws) tiles += tiles_of(w.n);
   Group g{};
-  g.x = static_cast<const uint16_t*>(x);
   g.count = static_cast<int>(ws.size());
   g.m = static_cast<int>(m);
   g.k = static_cast<int>(k);
@@ -254,7 +252,6 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   for (size_t i = 0; i < ws.size(); ++i) {
     g.w_map[i] = weight_map(ws[i].w, ws[i].n, k);
     Segment& s = g.seg[i];
-    s.w = static_cast<const uint16_t*>(ws[i].w);
     s.y = static_cast<uint16_t*>(ws[i].y);
     s.n = static_cast<int>(ws[i].n);
     s.first_block = block;

@@ -12,6 +12,7 @@
 
 #include "backend/cuda/gemm_tiles.cuh"
 #include "backend/cuda/split_gemm.cuh"
+#include "backend/cuda/tensor_core.cuh"
 #include "backend/cuda/wgmma.cuh"
 
 namespace tf::cuda::gemm_wgmma {
