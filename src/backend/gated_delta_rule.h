@@ -8,8 +8,8 @@
 //   o_t[j] = bf16(sum_i S[i, j] * q_t[i])    (fp32 sum over i in order, one rounding)
 // transformers computes the same recurrence chunked (chunk 64); equal in exact arithmetic.
 // On CUDA a sequence of at least kDeltaRuleChunkedFrom tokens takes the chunked form below (its
-// own length decides, never what it is packed with); TF_DELTA_RULE=recurrent keeps every
-// sequence on the recurrence.
+// own length decides, never what it is packed with); TF_DELTA_RULE=recurrent or chunked puts
+// every sequence on one form.
 #include "backend/seq_offsets.h"
 #include "core/tensor.h"
 

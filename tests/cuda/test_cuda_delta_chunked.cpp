@@ -1,6 +1,6 @@
 // The chunked gated delta rule on CUDA: against a float64 recurrence computed here, within the
 // contract's allowance for the fp32 recurrence, byte-identical repeats, the dispatch between the
-// two forms (by a sequence's own length; TF_DELTA_RULE=recurrent) and refused geometry.
+// two forms (by a sequence's own length; TF_DELTA_RULE=recurrent or chunked) and refused geometry.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -152,6 +152,11 @@ TEST(CudaDeltaChunked, DispatchByOwnLength) {
   EXPECT_TRUE(same_bytes(forced.rows(0, n_short), both.rows(0, n_short)));
   EXPECT_FALSE(same_bytes(forced.rows(n_short, T), both.rows(n_short, T)))
       << "TF_DELTA_RULE=recurrent should leave the long sequence on the recurrence";
+  setenv("TF_DELTA_RULE", "chunked", 1);
+  Tensor all_chunked = run_gpu(packed, false);
+  EXPECT_TRUE(same_bytes(all_chunked.rows(n_short, T), both.rows(n_short, T)));
+  EXPECT_FALSE(same_bytes(all_chunked.rows(0, n_short), both.rows(0, n_short)))
+      << "TF_DELTA_RULE=chunked should put the short sequence on the chunked form";
   setenv("TF_DELTA_RULE", "fastest", 1);
   EXPECT_THROW(run_gpu(packed, false), Error);
   unsetenv("TF_DELTA_RULE");

@@ -120,133 +120,206 @@ __global__ void delta_net_prep_kernel(const uint16_t* __restrict__ mixed, const 
   }
 }
 
-// Sum over the 8 row groups of a warp (lane bits 2..4): the same bits in every lane of a column.
-__device__ __forceinline__ float row_group_sum(float v) {
-  v = v + __shfl_xor_sync(0xffffffffu, v, 4);
-  v = v + __shfl_xor_sync(0xffffffffu, v, 8);
-  v = v + __shfl_xor_sync(0xffffffffu, v, 16);
-  return v;
+// Sums over the 8 row groups of a warp (lane bits 2..4): the same bits in every lane of a column.
+// N sums at once, their shuffles interleaved, so each extra sum costs no extra latency.
+template <int N>
+__device__ __forceinline__ void row_group_sums(float (&x)[N]) {
+#pragma unroll
+  for (int m = 4; m <= 16; m *= 2) {
+    float other[N];
+#pragma unroll
+    for (int e = 0; e < N; ++e) other[e] = __shfl_xor_sync(0xffffffffu, x[e], m);
+#pragma unroll
+    for (int e = 0; e < N; ++e) x[e] = x[e] + other[e];
+  }
 }
 
-// Tokens staged in shared memory per step (double-buffered, by cp.async).
+// A dot product of R register rows in four independent chains (the contract's sum model holds
+// for any order), so its latency is R/4 dependent fmas, not R.
+template <int R>
+__device__ __forceinline__ float dot_rows(const float (&x)[R], const float (&y)[R]) {
+  constexpr int L = R < 4 ? R : 4;
+  float acc[L];
+#pragma unroll
+  for (int l = 0; l < L; ++l) acc[l] = x[l] * y[l];
+#pragma unroll
+  for (int r = L; r < R; ++r) acc[r % L] = __fmaf_rn(x[r], y[r], acc[r % L]);
+  if constexpr (L == 4) return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  else if constexpr (L == 2) return acc[0] + acc[1];
+  else return acc[0];
+}
+
+// Tokens per staging buffer; three buffers rotate (cp.async), up to two chunks ahead of the one in use.
 constexpr int kChunk = 8;
+constexpr int kBuffers = 3;
+// State columns per warp: 4 column pairs (lane % 4) x 8 row groups (lane / 4).
+constexpr int kCols = 8;
 
-// A staging buffer's floats: k and q rows [kChunk][2][dk], then v [kChunk][4], g [kChunk], beta [kChunk].
-__host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * dk + 6); }
+// A staging buffer's floats: k and q rows [kChunk][2][dk], v [kChunk][kCols], g [kChunk], beta [kChunk].
+__host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * dk + kCols + 2); }
 
-// One warp per (sequence, value head, 4 state columns): lane = 4 * row_group + column, each lane
-// keeps R rows of its column of S in registers (8 row groups cover dk <= 8R). Per token:
-//   S *= exp(g); kv = S^T k; d = (v - kv) * beta; S += k d^T; o = bf16(S^T q)
-// The next kChunk tokens' inputs are copied to shared memory while this chunk computes, so no
-// token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
+// R rows of a staged k or q row from p, this lane's row group's first (row `first`), zeros past dk.
+template <int R>
+__device__ __forceinline__ void staged_rows(const float* p, int first, int dk, float (&x)[R]) {
+  if constexpr (R % 4 == 0) {
+    if (dk == 8 * R) {  // every row real: vector reads
+#pragma unroll
+      for (int r = 0; r < R; r += 4) {
+        const float4 a = *reinterpret_cast<const float4*>(p + r);
+        x[r] = a.x, x[r + 1] = a.y, x[r + 2] = a.z, x[r + 3] = a.w;
+      }
+      return;
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) x[r] = first + r < dk ? p[r] : 0.0f;
+}
+
+// One warp per (sequence, value head, 8 state columns): lane = 4 * row_group + column pair, each
+// lane keeps R rows of two columns of S in registers (8 row groups cover dk <= 8R). Per token t:
+//   S *= exp(g_t); kv = S^T k_t; d = (v_t - kv) beta_t; S += k_t d^T; o_t = bf16(S^T q_t)
+// Token t's output sums and token t+1's kv sums read the same updated S and are reduced together,
+// so a token's critical path is one fma, a 4-deep dot and one shuffle tree; two columns a lane
+// share the row loads and the loop. Inputs are staged into shared memory up to two chunks ahead,
+// so no token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
 template <int R>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
-                                        bool rows16, int chunked_from) {
-  extern __shared__ __align__(16) float staged[];  // two staging buffers
-  const int lane = threadIdx.x, gi = lane / 4, col = lane % 4;
-  const int s = blockIdx.z, h = blockIdx.y, j = blockIdx.x * 4 + col, hk = h / (Hv / Hk);
-  const bool has_col = j < dv;
-  const bool full = dk == 8 * R;  // every row real: vector reads
-  const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1];
-  if (t1 - t0 >= chunked_from) return;
-  const int stride = staged_floats(dk);
+                                        bool rows16, bool v16, int chunked_from) {
+  extern __shared__ __align__(16) float staged[];  // kBuffers staging buffers
+  const int lane = threadIdx.x, gi = lane / 4, pair = lane % 4;
+  const int s = blockIdx.z, h = blockIdx.y, hk = h / (Hv / Hk);
+  const int j0 = blockIdx.x * kCols + 2 * pair;  // this lane's columns j0 and j0 + 1
+  const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1], T = t1 - t0;
+  if (T == 0 || T >= chunked_from) return;
+  const int stride = staged_floats(dk), chunks = (T + kChunk - 1) / kChunk;
+  const int v_at = 2 * kChunk * dk, g_at = v_at + kChunk * kCols, beta_at = g_at + kChunk;
 
-  // Every lane issues its share of chunk c's copies into buffer `buf`, as one commit group; lanes
-  // walk each token's pieces without integer division (this loop shares the issue slots).
-  auto stage = [&](int c, int buf) {
-    float* base = staged + buf * stride;
-    const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
-    const int width = rows16 ? dk / 4 : dk;  // copies per k or q row
-    for (int i = 0; i < n; ++i) {
-      const float* kt = k + (int64_t(tc + i) * Hk + hk) * dk;
-      const float* qt = q + (int64_t(tc + i) * Hk + hk) * dk;
-      float* dst = base + 2 * i * dk;
-      for (int p = lane; p < 2 * width; p += 32) {
-        const bool is_q = p >= width;
-        const int piece = is_q ? p - width : p;
-        if (rows16) cp_async_16(dst + (is_q ? dk : 0) + 4 * piece, (is_q ? qt : kt) + 4 * piece);
-        else cp_async_4(dst + (is_q ? dk : 0) + piece, (is_q ? qt : kt) + piece);
+  // Every lane issues its share of chunk c's copies, as one commit group (empty past the end).
+  // A lane copies the same pieces of every token's rows (at most kPieces 16-byte pieces a row), so
+  // the per-token cost is its copies and three pointer steps.
+  constexpr int kPieces = (2 * R + 31) / 32;
+  const int64_t row_step = int64_t(Hk) * dk;
+  auto stage = [&](int c) {
+    if (c < chunks) {
+      float* base = staged + (c % kBuffers) * stride;
+      const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
+      const float* kt = k + (int64_t(tc) * Hk + hk) * dk;
+      const float* qt = q + (int64_t(tc) * Hk + hk) * dk;
+      float* dst = base;
+      if (rows16) {
+        for (int i = 0; i < n; ++i, kt += row_step, qt += row_step, dst += 2 * dk) {
+#pragma unroll
+          for (int e = 0; e < kPieces; ++e) {
+            const int p = 4 * (lane + 32 * e);
+            if (p < dk) {
+              cp_async_16(dst + p, kt + p);
+              cp_async_16(dst + dk + p, qt + p);
+            }
+          }
+        }
+      } else {
+        for (int i = 0; i < n; ++i, kt += row_step, qt += row_step, dst += 2 * dk)
+          for (int p = lane; p < dk; p += 32) {
+            cp_async_4(dst + p, kt + p);
+            cp_async_4(dst + dk + p, qt + p);
+          }
       }
-    }
-    float* sv = base + kChunk * 2 * dk;
-    if (lane < 4 * n) {  // v: lane = 4 * token + column
-      const int i = lane >> 2, f = lane & 3, cv = blockIdx.x * 4 + f;
-      if (cv < dv) cp_async_4(sv + lane, v + (int64_t(tc + i) * Hv + h) * dv + cv);
-    }
-    if (lane < n) {  // g and beta: lane = token
-      const int64_t th = int64_t(tc + lane) * Hv + h;
-      cp_async_4(sv + 4 * kChunk + lane, g + th);
-      cp_async_4(sv + 5 * kChunk + lane, beta + th);
+      const int c0 = blockIdx.x * kCols;
+      if (v16) {  // lane = 2 * token + half
+        if (lane < 2 * n) cp_async_16(base + v_at + 4 * lane, v + (int64_t(tc + lane / 2) * Hv + h) * dv + c0 + 4 * (lane & 1));
+      } else {
+        for (int p = lane; p < n * kCols; p += 32)
+          if (c0 + p % kCols < dv) cp_async_4(base + v_at + p, v + (int64_t(tc + p / kCols) * Hv + h) * dv + c0 + p % kCols);
+      }
+      if (lane < n) {  // g and beta: lane = token
+        const int64_t th = int64_t(tc + lane) * Hv + h;
+        cp_async_4(base + g_at + lane, g + th);
+        cp_async_4(base + beta_at + lane, beta + th);
+      }
     }
     cp_async_commit();
   };
 
-  float S[R];
-#pragma unroll
-  for (int r = 0; r < R; ++r) S[r] = 0.0f;
+  stage(0);
+  stage(1);
+  cp_async_wait<1>();
+  __syncwarp();
 
-  const int chunks = (t1 - t0 + kChunk - 1) / kChunk;
-  if (chunks > 0) stage(0, 0);
+  float S0[R], S1[R], kr[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) S0[r] = S1[r] = 0.0f;
+  staged_rows<R>(staged + gi * R, gi * R, dk, kr);
+  float kv0 = 0.0f, kv1 = 0.0f;  // S starts at zero, so token 0's decayed kv sums are exactly zero
+  const bool has0 = j0 < dv, has1 = j0 + 1 < dv, pairs = has1 && dv % 2 == 0;
+  const int64_t o_step = int64_t(Hv) * dv;
+  uint16_t* orow = o + (int64_t(t0) * Hv + h) * dv + j0;
   for (int c = 0; c < chunks; ++c) {
-    if (c + 1 < chunks) {
-      stage(c + 1, (c + 1) & 1);  // in flight while this chunk computes
-      cp_async_wait<1>();
-    } else {
-      cp_async_wait<0>();
-    }
-    __syncwarp();
-    const float* base = staged + (c & 1) * stride;
-    const float* sv = base + kChunk * 2 * dk;
-    const float* sg = sv + 4 * kChunk;
-    const float* sb = sg + kChunk;
-    const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
-    for (int i = 0; i < n; ++i) {
-      const float* kt = base + 2 * i * dk + gi * R;
-      const float* qt = kt + dk;
-      float kr[R], qr[R];
-      if constexpr (R % 4 == 0) {
-        if (full) {
-#pragma unroll
-          for (int r = 0; r < R; r += 4) {
-            float4 a = *reinterpret_cast<const float4*>(kt + r), b = *reinterpret_cast<const float4*>(qt + r);
-            kr[r] = a.x, kr[r + 1] = a.y, kr[r + 2] = a.z, kr[r + 3] = a.w;
-            qr[r] = b.x, qr[r + 1] = b.y, qr[r + 2] = b.z, qr[r + 3] = b.w;
-          }
-        }
+    const float* cur = staged + (c % kBuffers) * stride;
+    const float* nxt = staged + ((c + 1) % kBuffers) * stride;
+    const int n = min(kChunk, T - c * kChunk);
+    const bool last_chunk = c + 1 == chunks;
+    // Running pointers into the chunk: token i's q row, v pair, beta and g.
+    const float* qp = cur + dk + gi * R;
+    const float* vp = cur + v_at + 2 * pair;
+    const float* bp = cur + beta_at;
+    const float* gp = cur + g_at;
+    for (int i = 0; i < n; ++i, qp += 2 * dk, vp += kCols, ++bp, ++gp, orow += o_step) {
+      if (i == kChunk - 1 && !last_chunk) {
+        // Token i + 1 is the next chunk's first: it must have landed. Chunk c - 1's buffer is
+        // free (its last reads were a chunk ago), so chunk c + 2 is staged into it first.
+        __syncwarp();
+        stage(c + 2);
+        cp_async_wait<1>();
+        __syncwarp();
       }
-      if (!(R % 4 == 0 && full)) {
-#pragma unroll
-        for (int r = 0; r < R; ++r) {
-          const bool real = gi * R + r < dk;
-          kr[r] = real ? kt[r] : 0.0f;
-          qr[r] = real ? qt[r] : 0.0f;
-        }
-      }
-      const float decay = expf(sg[i]), b_cur = sb[i], v_cur = has_col ? sv[4 * i + col] : 0.0f;
-      float kv = 0.0f;
+      const float d0 = ((has0 ? vp[0] : 0.0f) - kv0) * bp[0];
+      const float d1 = ((has1 ? vp[1] : 0.0f) - kv1) * bp[0];
+      // The next token's k row and g: in this chunk, the next chunk's first, or this token's
+      // own after the last (their sums are not used).
+      const bool in_chunk = i + 1 < n;
+      const float* kn_at = in_chunk ? qp + dk : last_chunk ? qp - dk : nxt + gi * R;
+      const float g_next = in_chunk ? gp[1] : last_chunk ? gp[0] : nxt[g_at];
+      float qr[R], kn[R];
+      staged_rows<R>(qp, gi * R, dk, qr);
+      staged_rows<R>(kn_at, gi * R, dk, kn);
+      const float decay = expf(g_next);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        S[r] = S[r] * decay;
-        kv = __fmaf_rn(S[r], kr[r], kv);  // the contract's sum model holds with or without fma
+        S0[r] = __fmaf_rn(kr[r], d0, S0[r]);
+        S1[r] = __fmaf_rn(kr[r], d1, S1[r]);
       }
-      kv = row_group_sum(kv);
-      const float d = (v_cur - kv) * b_cur;
-      float out = 0.0f;
+      float sums[4] = {dot_rows<R>(S0, qr), dot_rows<R>(S1, qr), 0.0f, 0.0f};
 #pragma unroll
       for (int r = 0; r < R; ++r) {
-        S[r] = __fmaf_rn(kr[r], d, S[r]);
-        out = __fmaf_rn(S[r], qr[r], out);
+        S0[r] = S0[r] * decay;
+        S1[r] = S1[r] * decay;
       }
-      out = row_group_sum(out);
-      if (gi == 0 && has_col) o[(int64_t(tc + i) * Hv + h) * dv + j] = st_bf16(out);
+      sums[2] = dot_rows<R>(S0, kn);
+      sums[3] = dot_rows<R>(S1, kn);
+      row_group_sums<4>(sums);
+      kv0 = sums[2];
+      kv1 = sums[3];
+      if (gi == 0) {
+        if (pairs) {
+          *reinterpret_cast<uint32_t*>(orow) = uint32_t(st_bf16(sums[0])) | uint32_t(st_bf16(sums[1])) << 16;
+        } else {
+          if (has0) orow[0] = st_bf16(sums[0]);
+          if (has1) orow[1] = st_bf16(sums[1]);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) kr[r] = kn[r];
     }
-    __syncwarp();  // this buffer is staged again for chunk c + 2
   }
+  cp_async_wait<0>();  // no copy outlives the block
 }
 
-// TF_DELTA_RULE=recurrent keeps every sequence on the recurrent kernel (to compare the forms).
-bool recurrent_forced() { return env_switch("TF_DELTA_RULE", {"auto", "recurrent"}) == "recurrent"; }
+// TF_DELTA_RULE=recurrent or chunked puts every sequence on one form (to compare the forms).
+int delta_rule_chunked_from() {
+  const std::string form = env_switch("TF_DELTA_RULE", {"auto", "recurrent", "chunked"});
+  return form == "recurrent" ? INT_MAX : form == "chunked" ? 1 : int(kDeltaRuleChunkedFrom);
+}
 
 }  // namespace
 
@@ -289,18 +362,20 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
          std::to_string(Hk) + ")");
   SeqTable seqs = make_seq_table("gated_delta_rule", seq_offsets);
   // A sequence's form depends on its own length only, so packing never changes its bytes.
-  const int chunked_from = recurrent_forced() ? INT_MAX : int(kDeltaRuleChunkedFrom);
+  const int chunked_from = delta_rule_chunked_from();
   int longest = 0;
   for (int s = 0; s < seqs.count; ++s) longest = std::max(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
   if (longest >= chunked_from) launch_delta_rule_chunked(q, k, v, beta, g, seqs, chunked_from, o);
-  dim3 grid(static_cast<unsigned>((dv + 3) / 4), static_cast<unsigned>(Hv), static_cast<unsigned>(seqs.count));
-  const size_t smem = 2 * sizeof(float) * static_cast<size_t>(staged_floats(dk));
-  const bool rows16 = dk % 4 == 0 && (reinterpret_cast<uintptr_t>(q.data) & 15) == 0 &&
-                      (reinterpret_cast<uintptr_t>(k.data) & 15) == 0;
+  dim3 grid(static_cast<unsigned>((dv + kCols - 1) / kCols), static_cast<unsigned>(Hv), static_cast<unsigned>(seqs.count));
+  const size_t smem = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(dk));
+  auto aligned16 = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
+  const bool rows16 = dk % 4 == 0 && aligned16(q.data) && aligned16(k.data);
+  const bool v16 = dv % kCols == 0 && aligned16(v.data);
   auto args = [&](auto kernel) {
+    TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     kernel<<<grid, 32, smem, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
                                          g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16,
-                                         chunked_from);
+                                         v16, chunked_from);
   };
   if (dk <= 8) args(gated_delta_rule_kernel<1>);
   else if (dk <= 16) args(gated_delta_rule_kernel<2>);
