@@ -56,6 +56,41 @@ struct Group {
   int count, m, k, splits;
 };
 
+// y = bf16(((p_0 + p_1) + p_2) + ...) over the cluster's P partial tiles, this block adding its
+// BN / P columns. A thread asks for all P partials of kPairs column pairs before its first add, so
+// the remote reads' latency is paid about once per kPairs pairs, not P times per pair.
+template <int P>
+__device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* part, int m, int split, int n0,
+                                             const Segment& seg) {
+  constexpr int cols = BN / P, kPairs = 4;
+  const int c0 = split * cols, pairs = m * cols / 2;
+  const float* src[P];
+#pragma unroll
+  for (int p = 0; p < P; ++p) src[p] = cluster.map_shared_rank(part, p);
+  for (int first = threadIdx.x; first < pairs; first += kThreads * kPairs) {
+    float2 v[kPairs][P];
+#pragma unroll
+    for (int u = 0; u < kPairs; ++u) {
+      const int e = 2 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
+      if (first + u * kThreads < pairs)
+#pragma unroll
+        for (int p = 0; p < P; ++p) v[u][p] = *reinterpret_cast<const float2*>(src[p] + row * kPartStride + col);
+    }
+#pragma unroll
+    for (int u = 0; u < kPairs; ++u) {
+      const int e = 2 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
+      if (first + u * kThreads >= pairs || n0 + col >= seg.n) continue;
+      float2 sum = v[u][0];
+#pragma unroll
+      for (int p = 1; p < P; ++p) {
+        sum.x += v[u][p].x;
+        sum.y += v[u][p].y;
+      }
+      *reinterpret_cast<uint32_t*>(seg.y + int64_t(row) * seg.n + n0 + col) = pack_bf16(sum.x, sum.y);
+    }
+  }
+}
+
 // NT: 16-row tiles of x (m <= 16 NT), the products' N.
 template <int NT>
 __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_constant__ Group g) {
@@ -127,17 +162,10 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every share's partial is written
-  const int cols = BN / g.splits, c0 = split * cols;
-  for (int e = 2 * threadIdx.x; e < g.m * cols; e += 2 * kThreads) {
-    const int row = e / cols, col = c0 + e % cols;
-    if (n0 + col >= seg.n) continue;
-    float2 sum = *reinterpret_cast<const float2*>(cluster.map_shared_rank(part, 0) + row * kPartStride + col);
-    for (int p = 1; p < g.splits; ++p) {
-      const float2 v = *reinterpret_cast<const float2*>(cluster.map_shared_rank(part, p) + row * kPartStride + col);
-      sum.x += v.x;
-      sum.y += v.y;
-    }
-    *reinterpret_cast<uint32_t*>(seg.y + int64_t(row) * seg.n + n0 + col) = pack_bf16(sum.x, sum.y);
+  switch (g.splits) {
+    case 2: add_partials<2>(cluster, part, g.m, split, n0, seg); break;
+    case 4: add_partials<4>(cluster, part, g.m, split, n0, seg); break;
+    default: add_partials<kMaxSplits>(cluster, part, g.m, split, n0, seg); break;
   }
   cluster.sync();  // no block leaves while another still reads its partial
 }
