@@ -142,6 +142,9 @@ TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   check_gemm(75, 256, 12288, 24);
   check_gemm(20, 130, 640, 25);
   check_gemm(7, 5, 12288, 15);
+  // one k share (output tile through shared memory): rows in 16-byte pieces, and not (n % 8 != 0)
+  check_gemm(75, 264, 192, 26);
+  check_gemm(10, 130, 128, 27);
   // cuBLASLt at any row count (TF_GEMM=cublaslt)
   check_gemm(10, 256, 512, 11, cuda::gemm_cublaslt);
   check_gemm(75, 96, 4096, 12, cuda::gemm_cublaslt);

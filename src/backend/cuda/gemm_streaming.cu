@@ -41,6 +41,7 @@ constexpr int stages_for(int nt) {
 }
 constexpr int kMaxSplits = 8;        // a portable cluster
 constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, against bank conflicts
+constexpr int kTilePitch = BN + 8;   // bf16 per x row of an output tile, 16-byte rows off the banks' period
 
 namespace cg = cooperative_groups;
 
@@ -153,7 +154,22 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
         }
   };
   if (g.splits == 1) {
-    for_each_value([&](int row, int col, float v) { seg.y[int64_t(row) * seg.n + col] = st_bf16(v); });
+    // the tile in bf16 through shared memory, then whole 16-byte pieces of each row to y
+    __syncthreads();  // the other warpgroup's last MMAs have read the stages
+    auto* tile = reinterpret_cast<uint16_t*>(smem);  // [16 NT][kTilePitch]
+    for_each_value([&](int row, int col, float v) { tile[row * kTilePitch + col - n0] = st_bf16(v); });
+    __syncthreads();
+    const int cols = min(BN, seg.n - n0);
+    const bool whole = seg.n % 8 == 0 && (reinterpret_cast<uintptr_t>(seg.y) & 15) == 0;
+    for (int p = threadIdx.x; p < g.m * (BN / 8); p += kThreads) {
+      const int row = p / (BN / 8), c = 8 * (p % (BN / 8));
+      if (c >= cols) continue;
+      uint16_t* dst = seg.y + int64_t(row) * seg.n + n0 + c;
+      const uint16_t* src = tile + row * kTilePitch + c;
+      if (whole) *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      else
+        for (int e = 0; e < 8 && c + e < cols; ++e) dst[e] = src[e];
+    }
     return;
   }
   // this share's partial tile [16 NT x rows][BN weight rows] in the stages' memory, then
