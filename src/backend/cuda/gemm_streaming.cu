@@ -175,6 +175,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   // this share's partial tile [16 NT x rows][BN weight rows] in the stages' memory, then
   // y = bf16(((p_0 + p_1) + p_2) + ...) with each block of the cluster adding BN / splits columns
   auto* part = reinterpret_cast<float*>(smem);
+  __syncthreads();  // the other warpgroup's last MMAs have read the stages this overwrites
   for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every share's partial is written
