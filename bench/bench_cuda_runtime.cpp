@@ -78,7 +78,10 @@ void gemms() {
   std::printf("%-22s %6s %10s %9s %9s\n", "projection", "m", "us", "GB/s(w)", "TFLOP/s");
   for (const G& g : groups) {
     int64_t bytes = 0;
-    for (int64_t n : g.ns) bytes += 2 * n * g.k;
+    int tiles = 0;
+    for (int64_t n : g.ns) bytes += 2 * n * g.k, tiles += static_cast<int>((n + 255) / 256);
+    std::printf("%s: %d weight tiles, %d k shares a tile on the streaming kernel\n", g.name, tiles,
+                cuda::streaming_splits(g.k, tiles));
     const int copies = static_cast<int>(std::max<int64_t>(1, (int64_t(256) << 20) / bytes + 1));
     std::vector<std::vector<Tensor>> w(copies);
     for (int c = 0; c < copies; ++c)
