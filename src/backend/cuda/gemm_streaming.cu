@@ -123,10 +123,9 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   float acc[2][8 * NT] = {};  // per warpgroup: two [64 weight rows] x [16 NT x rows]
   for (int step = 0; step < steps; ++step) {
     mbarrier_wait(&full[step % kStages], uint32_t(step / kStages) & 1);
-    __syncthreads();  // every thread is past the previous step's MMAs, so that stage may be refilled
-    const int next = step + kStages - 1;
-    if (threadIdx.x == 0 && next < steps) load(next % kStages, next);
     const uint64_t xd = wgmma_descriptor(stage_x(step % kStages));
+    wgmma_fence_registers(acc[0]);
+    wgmma_fence_registers(acc[1]);
     wgmma_fence();
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
@@ -136,10 +135,17 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
         wgmma_m64k16_bf16<16 * NT>(acc[h], wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
     }
     wgmma_commit();
-    wgmma_wait_all();  // the stage is read before any thread may refill it
+    // this step's MMAs run on while the previous step's stage is released and refilled
+    wgmma_wait<1>();
     wgmma_fence_registers(acc[0]);
     wgmma_fence_registers(acc[1]);
+    __syncthreads();  // both warpgroups are past the previous step's MMAs, so its stage may be refilled
+    const int next = step + kStages - 1;
+    if (threadIdx.x == 0 && next < steps) load(next % kStages, next);
   }
+  wgmma_wait_all();
+  wgmma_fence_registers(acc[0]);
+  wgmma_fence_registers(acc[1]);
 
   auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
     const int r = 128 * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;

@@ -33,6 +33,11 @@ __device__ __forceinline__ void fence_shared_for_async_proxy() {
 __device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void wgmma_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+// Waits until at most N committed groups of this warpgroup are still running.
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
 
 // d[64 x N] += a[64 x 16] b[N x 16]^T (both tiles K-major), bf16 in, fp32 accumulate, N = 16 .. 128.
 // Thread t of the warpgroup holds rows 16 (t / 32) + (t % 32) / 4 (+8) and columns 8 j + 2 (t % 4)
