@@ -185,7 +185,7 @@ __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, f
 template <int R>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
-                                        bool rows16, bool v16, int chunked_from) {
+                                        bool rows16, bool v16, bool o_pairs, int chunked_from) {
   extern __shared__ __align__(16) float staged[];  // kBuffers staging buffers
   const int lane = threadIdx.x, gi = lane / 4, pair = lane % 4;
   const int s = blockIdx.z, h = blockIdx.y, hk = h / (Hv / Hk);
@@ -251,7 +251,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   for (int r = 0; r < R; ++r) S0[r] = S1[r] = 0.0f;
   staged_rows<R>(staged + gi * R, gi * R, dk, kr);
   float kv0 = 0.0f, kv1 = 0.0f;  // S starts at zero, so token 0's decayed kv sums are exactly zero
-  const bool has0 = j0 < dv, has1 = j0 + 1 < dv, pairs = has1 && dv % 2 == 0;
+  const bool has0 = j0 < dv, has1 = j0 + 1 < dv, pairs = has1 && o_pairs;
   const int64_t o_step = int64_t(Hv) * dv;
   uint16_t* orow = o + (int64_t(t0) * Hv + h) * dv + j0;
   for (int c = 0; c < chunks; ++c) {
@@ -321,6 +321,19 @@ int delta_rule_chunked_from() {
   return form == "recurrent" ? INT_MAX : form == "chunked" ? 1 : int(kDeltaRuleChunkedFrom);
 }
 
+// The kernel for R rows a lane, allowed (once) the shared memory its largest dk stages.
+template <int R>
+auto recurrent_kernel() {
+  static const bool allowed = [] {
+    const size_t most = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(8 * R));
+    if (most > 48 * 1024)
+      TF_CUDA(cudaFuncSetAttribute(gated_delta_rule_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
+    return true;
+  }();
+  (void)allowed;
+  return gated_delta_rule_kernel<R>;
+}
+
 }  // namespace
 
 void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y) {
@@ -360,30 +373,35 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   if (Hk == 0 || Hv % Hk != 0)
     fail("gated_delta_rule: value heads (" + std::to_string(Hv) + ") must be a multiple of key heads (" +
          std::to_string(Hk) + ")");
+  if (dk > 256) fail("gated_delta_rule: the CUDA kernel holds key head dims up to 256, got " + std::to_string(dk));
   SeqTable seqs = make_seq_table("gated_delta_rule", seq_offsets);
   // A sequence's form depends on its own length only, so packing never changes its bytes.
   const int chunked_from = delta_rule_chunked_from();
-  int longest = 0;
-  for (int s = 0; s < seqs.count; ++s) longest = std::max(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
-  if (longest >= chunked_from) launch_delta_rule_chunked(q, k, v, beta, g, seqs, chunked_from, o);
-  dim3 grid(static_cast<unsigned>((dv + kCols - 1) / kCols), static_cast<unsigned>(Hv), static_cast<unsigned>(seqs.count));
+  bool any_long = false, any_short = false;
+  for (int s = 0; s < seqs.count; ++s) {
+    const int n = seqs.offsets[s + 1] - seqs.offsets[s];
+    any_long |= n >= chunked_from;
+    any_short |= n > 0 && n < chunked_from;
+  }
+  if (any_long) launch_delta_rule_chunked(q, k, v, beta, g, seqs, chunked_from, o);
+  if (!any_short) return;
+  auto aligned = [](const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; };
+  const dim3 grid((dv + kCols - 1) / kCols, Hv, seqs.count);
   const size_t smem = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(dk));
-  auto aligned16 = [](const void* p) { return (reinterpret_cast<uintptr_t>(p) & 15) == 0; };
-  const bool rows16 = dk % 4 == 0 && aligned16(q.data) && aligned16(k.data);
-  const bool v16 = dv % kCols == 0 && aligned16(v.data);
+  // 16-byte k/q and v copies, 4-byte output pairs where the shapes and addresses allow
+  const bool rows16 = dk % 4 == 0 && aligned(q.data, 16) && aligned(k.data, 16);
+  const bool v16 = dv % kCols == 0 && aligned(v.data, 16), o_pairs = dv % 2 == 0 && aligned(o.data, 4);
   auto args = [&](auto kernel) {
-    TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     kernel<<<grid, 32, smem, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
                                          g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16,
-                                         v16, chunked_from);
+                                         v16, o_pairs, chunked_from);
   };
-  if (dk <= 8) args(gated_delta_rule_kernel<1>);
-  else if (dk <= 16) args(gated_delta_rule_kernel<2>);
-  else if (dk <= 32) args(gated_delta_rule_kernel<4>);
-  else if (dk <= 64) args(gated_delta_rule_kernel<8>);
-  else if (dk <= 128) args(gated_delta_rule_kernel<16>);
-  else if (dk <= 256) args(gated_delta_rule_kernel<32>);
-  else fail("gated_delta_rule: the CUDA kernel holds key head dims up to 256, got " + std::to_string(dk));
+  if (dk <= 8) args(recurrent_kernel<1>());
+  else if (dk <= 16) args(recurrent_kernel<2>());
+  else if (dk <= 32) args(recurrent_kernel<4>());
+  else if (dk <= 64) args(recurrent_kernel<8>());
+  else if (dk <= 128) args(recurrent_kernel<16>());
+  else args(recurrent_kernel<32>());
   TF_CUDA_LAUNCH("gated_delta_rule_kernel");
 }
 

@@ -159,9 +159,9 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
           if (row < g.m && col < seg.n) f(row, col, acc[h][4 * j + e]);
         }
   };
+  __syncthreads();  // the other warpgroup's last MMAs have read the stages the epilogue overwrites
   if (g.splits == 1) {
     // the tile in bf16 through shared memory, then whole 16-byte pieces of each row to y
-    __syncthreads();  // the other warpgroup's last MMAs have read the stages
     auto* tile = reinterpret_cast<uint16_t*>(smem);  // [16 NT][kTilePitch]
     for_each_value([&](int row, int col, float v) { tile[row * kTilePitch + col - n0] = st_bf16(v); });
     __syncthreads();
@@ -181,14 +181,13 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   // this share's partial tile [16 NT x rows][BN weight rows] in the stages' memory, then
   // y = bf16(((p_0 + p_1) + p_2) + ...) with each block of the cluster adding BN / splits columns
   auto* part = reinterpret_cast<float*>(smem);
-  __syncthreads();  // the other warpgroup's last MMAs have read the stages this overwrites
   for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every share's partial is written
   switch (g.splits) {
     case 2: add_partials<2>(cluster, part, g.m, split, n0, seg); break;
     case 4: add_partials<4>(cluster, part, g.m, split, n0, seg); break;
-    default: add_partials<kMaxSplits>(cluster, part, g.m, split, n0, seg); break;
+    default: add_partials<kMaxSplits>(cluster, part, g.m, split, n0, seg); break;  // 8 (streaming_splits)
   }
   cluster.sync();  // no block leaves while another still reads its partial
 }
@@ -297,6 +296,8 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   g.m = static_cast<int>(m);
   g.k = static_cast<int>(k);
   g.splits = streaming_splits(k, tiles);
+  require(g.splits == 1 || g.splits == 2 || g.splits == 4 || g.splits == kMaxSplits,
+          "gemm_streaming: the kernel adds 1, 2, 4 or 8 k shares");
   const int nt = static_cast<int>(std::min<int64_t>(8, (m + 15) / 16));
   g.x_map = rows_map("streaming product: x", x, m, k, 16 * nt);
   int block = 0;

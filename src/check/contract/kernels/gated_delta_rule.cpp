@@ -223,7 +223,11 @@ void register_gated_delta_rule(bool cuda) {
   k.random_cases = [](Rng& rng) {
     return std::vector<Case>{gdr_random_case(rng, 63, 1, 16, 2, 8, {0, 63}), gdr_random_case(rng, 65, 2, 32, 4, 16, {0, 64, 65}),
                              gdr_random_case(rng, 64, 1, 64, 1, 32, {0, 64}),
-                             gdr_random_case(rng, 130, 1, 16, 2, 16, {0, 0, 129, 130})};
+                             gdr_random_case(rng, 130, 1, 16, 2, 16, {0, 0, 129, 130}),
+                             // dims off the CUDA kernel's fast paths: dk short of its register rows and
+                             // no multiple of 4, dv odd and short of a warp's 8 columns
+                             gdr_random_case(rng, 37, 1, 50, 2, 7, {0, 37}),
+                             gdr_random_case(rng, 21, 2, 100, 2, 12, {0, 9, 21})};
   };
   k.adversarial_cases = gdr_adversarial_cases;
   k.reference = gdr_reference;
