@@ -58,36 +58,41 @@ struct Group {
 };
 
 // y = bf16(((p_0 + p_1) + p_2) + ...) over the cluster's P partial tiles, this block adding its
-// BN / P columns. A thread asks for all P partials of kPairs column pairs before its first add, so
-// the remote reads' latency is paid about once per kPairs pairs, not P times per pair.
+// BN / P columns. A thread asks for all P partials of kQuads column quads (16-byte remote reads)
+// before its first add, so the remote reads' latency is paid about once per kQuads quads.
 template <int P>
 __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* part, int m, int split, int n0,
                                              const Segment& seg) {
-  constexpr int cols = BN / P, kPairs = 4;
-  const int c0 = split * cols, pairs = m * cols / 2;
+  constexpr int cols = BN / P, kQuads = P <= 4 ? 4 : 2;
+  static_assert(cols % 4 == 0 && kPartStride % 4 == 0, "a share's columns come in 16-byte quads");
+  const int c0 = split * cols, quads = m * cols / 4;
   const float* src[P];
 #pragma unroll
   for (int p = 0; p < P; ++p) src[p] = cluster.map_shared_rank(part, p);
-  for (int first = threadIdx.x; first < pairs; first += kThreads * kPairs) {
-    float2 v[kPairs][P];
+  for (int first = threadIdx.x; first < quads; first += kThreads * kQuads) {
+    float4 v[kQuads][P];
 #pragma unroll
-    for (int u = 0; u < kPairs; ++u) {
-      const int e = 2 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
-      if (first + u * kThreads < pairs)
+    for (int u = 0; u < kQuads; ++u) {
+      const int e = 4 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
+      if (first + u * kThreads < quads)
 #pragma unroll
-        for (int p = 0; p < P; ++p) v[u][p] = *reinterpret_cast<const float2*>(src[p] + row * kPartStride + col);
+        for (int p = 0; p < P; ++p) v[u][p] = *reinterpret_cast<const float4*>(src[p] + row * kPartStride + col);
     }
 #pragma unroll
-    for (int u = 0; u < kPairs; ++u) {
-      const int e = 2 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
-      if (first + u * kThreads >= pairs || n0 + col >= seg.n) continue;
-      float2 sum = v[u][0];
+    for (int u = 0; u < kQuads; ++u) {
+      const int e = 4 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
+      if (first + u * kThreads >= quads) continue;
+      float4 sum = v[u][0];
 #pragma unroll
       for (int p = 1; p < P; ++p) {
         sum.x += v[u][p].x;
         sum.y += v[u][p].y;
+        sum.z += v[u][p].z;
+        sum.w += v[u][p].w;
       }
-      *reinterpret_cast<uint32_t*>(seg.y + int64_t(row) * seg.n + n0 + col) = pack_bf16(sum.x, sum.y);
+      uint16_t* dst = seg.y + int64_t(row) * seg.n + n0 + col;  // n is even: a pair is all in or all out
+      if (n0 + col < seg.n) *reinterpret_cast<uint32_t*>(dst) = pack_bf16(sum.x, sum.y);
+      if (n0 + col + 2 < seg.n) *reinterpret_cast<uint32_t*>(dst + 2) = pack_bf16(sum.z, sum.w);
     }
   }
 }

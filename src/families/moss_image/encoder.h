@@ -72,6 +72,13 @@ class Encoder {
   Tensor forward_recorded(const Tensor& dev_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
   void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
+  // Layer i on h given x, its input norm of h; h becomes the layer's output and next_x the norm
+  // next_norm of it (the residual add and the next layer's or the final norm in one pass).
+  void layer_then_norm(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope,
+                       const Tensor& next_norm, Tensor& next_x) const;
+  // Every layer and the final norm: h in (then clobbered), the final rows into out.
+  void all_layers(Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope, Tensor& out,
+                  const Progress& progress) const;
   Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
   Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
   Tensor mlp(const LayerWeights& w, const Tensor& x) const;
