@@ -105,25 +105,19 @@ Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
   return out;
 }
 
-void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {
+Tensor Encoder::layer_body(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope) const {
   const LayerWeights& w = weights_.layers.at(i);
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  Tensor x = empty(DType::BF16, h.shape, device_);
-  rms_norm_zero_centred(h, w.input_layernorm, eps, x);
   Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
-  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
+  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, static_cast<float>(config_.rms_norm_eps),
+                                     x);  // h += mixer; x = norm(h)
   mixed = Tensor();
-  residual_add(h, mlp(w, x));
+  return mlp(w, x);
 }
 
-void Encoder::layer_then_norm(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope,
-                              const Tensor& next_norm, Tensor& next_x) const {
-  const LayerWeights& w = weights_.layers.at(i);
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
-  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
-  mixed = Tensor();
-  residual_add_rms_norm_zero_centred(h, mlp(w, x), next_norm, eps, next_x);  // h += mlp; next_x = next_norm(h)
+void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {
+  Tensor x = empty(DType::BF16, h.shape, device_);
+  rms_norm_zero_centred(h, weights_.layers.at(i).input_layernorm, static_cast<float>(config_.rms_norm_eps), x);
+  residual_add(h, layer_body(i, h, x, offs, rope));
 }
 
 void Encoder::all_layers(Tensor& h, const SeqOffsets& offs, const Rope& rope, Tensor& out,
@@ -132,9 +126,11 @@ void Encoder::all_layers(Tensor& h, const SeqOffsets& offs, const Rope& rope, Te
   Tensor x = empty(DType::BF16, h.shape, device_);
   rms_norm_zero_centred(h, weights_.layers.at(0).input_layernorm, eps, x);
   for (int64_t i = 0; i < config_.layers; ++i) {
+    // h += mlp, then the next layer's input norm (the final norm after the last) in the same pass
     const bool last = i + 1 == config_.layers;
-    layer_then_norm(i, h, x, offs, rope, last ? weights_.norm : weights_.layers.at(i + 1).input_layernorm,
-                    last ? out : x);
+    residual_add_rms_norm_zero_centred(h, layer_body(i, h, x, offs, rope),
+                                       last ? weights_.norm : weights_.layers.at(i + 1).input_layernorm, eps,
+                                       last ? out : x);
     if (progress) progress(i + 1, steps());
   }
 }
