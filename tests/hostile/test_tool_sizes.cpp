@@ -177,10 +177,10 @@ TEST(ToolSizes, DecodeRefusesTheLargestPictureBeyondPhysicalMemory) {
   expect_clean_failure(r, kVae, {"--height/--width", "16384x16384", gib_text(need), "physical memory"}, {c.png});
 }
 
-// The estimate is an upper bound of what a real run adds to the program: a 768x768 decode's peak
-// resident memory (the weights included) over the same program's doing nothing (`--help`: its code
-// and libraries, ~200 MB where a CUDA build maps cuBLASLt, already resident when the estimate is
-// compared with the memory available) stays under it.
+// The estimate is an upper bound of what a run adds to the program: a 768x768 decode's peak resident
+// memory (the weights included) over the same program's doing nothing (`--help`: its code and
+// libraries, which in a CUDA build include the mapped cuBLASLt and are no part of the estimate)
+// stays under it.
 TEST(ToolSizes, DecodeEstimateBoundsTheMeasuredPeak) {
   TF_REQUIRE_PROGRAM(kVae);
 #if defined(__SANITIZE_ADDRESS__) || TF_HAS_ASAN

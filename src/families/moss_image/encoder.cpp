@@ -105,34 +105,15 @@ Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
   return out;
 }
 
-Tensor Encoder::layer_body(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope) const {
-  const LayerWeights& w = weights_.layers.at(i);
-  Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
-  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, static_cast<float>(config_.rms_norm_eps),
-                                     x);  // h += mixer; x = norm(h)
-  mixed = Tensor();
-  return mlp(w, x);
-}
-
 void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {
-  Tensor x = empty(DType::BF16, h.shape, device_);
-  rms_norm_zero_centred(h, weights_.layers.at(i).input_layernorm, static_cast<float>(config_.rms_norm_eps), x);
-  residual_add(h, layer_body(i, h, x, offs, rope));
-}
-
-void Encoder::all_layers(Tensor& h, const SeqOffsets& offs, const Rope& rope, Tensor& out,
-                         const Progress& progress) const {
+  const LayerWeights& w = weights_.layers.at(i);
   const float eps = static_cast<float>(config_.rms_norm_eps);
   Tensor x = empty(DType::BF16, h.shape, device_);
-  rms_norm_zero_centred(h, weights_.layers.at(0).input_layernorm, eps, x);
-  for (int64_t i = 0; i < config_.layers; ++i) {
-    // h += mlp, then the next layer's input norm (the final norm after the last) in the same pass
-    const bool last = i + 1 == config_.layers;
-    residual_add_rms_norm_zero_centred(h, layer_body(i, h, x, offs, rope),
-                                       last ? weights_.norm : weights_.layers.at(i + 1).input_layernorm, eps,
-                                       last ? out : x);
-    if (progress) progress(i + 1, steps());
-  }
+  rms_norm_zero_centred(h, w.input_layernorm, eps, x);
+  Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
+  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
+  mixed = Tensor();
+  residual_add(h, mlp(w, x));
 }
 
 Tensor Encoder::final_norm(const Tensor& h) const {
@@ -200,9 +181,12 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   }
   Tensor h = empty(DType::BF16, {T, config_.hidden}, device_);
   embedding(weights_.embed_tokens, dev_ids, h);
-  Tensor rows = empty(DType::BF16, {T, config_.hidden}, device_);
-  all_layers(h, offs, rope_for(offs), rows, progress);
-  Tensor out = to_device(rows, Device::CPU);
+  Rope rope = rope_for(offs);
+  for (int64_t i = 0; i < config_.layers; ++i) {
+    layer(i, h, offs, rope);
+    if (progress) progress(i + 1, steps());
+  }
+  Tensor out = to_device(final_norm(h), Device::CPU);
   if (progress) progress(steps(), steps());
   return out;
 }
@@ -221,7 +205,10 @@ Tensor Encoder::forward_recorded(const Tensor& dev_ids, const SeqOffsets& offs) 
     r.h = empty(DType::BF16, {T, config_.hidden}, device_);
     r.out = empty(DType::BF16, {T, config_.hidden}, device_);
     r.rope = rope_for(offs);
-    r.work = RecordedWork::record(device_, [&] { all_layers(r.h, offs, r.rope, r.out, {}); });
+    r.work = RecordedWork::record(device_, [&] {
+      for (int64_t i = 0; i < config_.layers; ++i) layer(i, r.h, offs, r.rope);
+      rms_norm_zero_centred(r.h, weights_.norm, static_cast<float>(config_.rms_norm_eps), r.out);
+    });
   }
   ++r.seen;
   embedding(weights_.embed_tokens, dev_ids, r.h);

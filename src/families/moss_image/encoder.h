@@ -72,12 +72,6 @@ class Encoder {
   Tensor forward_recorded(const Tensor& dev_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
   void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
-  // Layer i on h given x, its input norm of h, up to its last residual add: h += mixer(x),
-  // x = post-attention norm(h); returns mlp(x), for the caller to add to h.
-  Tensor layer_body(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
-  // Every layer and the final norm: h in (then clobbered), the final rows into out.
-  void all_layers(Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope, Tensor& out,
-                  const Progress& progress) const;
   Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
   Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
   Tensor mlp(const LayerWeights& w, const Tensor& x) const;
