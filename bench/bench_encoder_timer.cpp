@@ -148,6 +148,8 @@ int run(int argc, char** argv) {
     Tensor again = enc.forward(ids, offs);
     const bool repeat_same = first.nbytes() == again.nbytes() && std::memcmp(first.data, again.data, first.nbytes()) == 0;
     const uint64_t hash = bytes_hash(first.data, first.nbytes());  // the rows' bytes, to compare two builds
+    int64_t nonfinite = 0;  // bf16 with an all-ones exponent: inf or NaN
+    for (int64_t i = 0; i < first.numel(); ++i) nonfinite += (static_cast<const uint16_t*>(first.data)[i] & 0x7f80) == 0x7f80;
     std::vector<double> runs;
     const int r = offs.back() > 1024 ? std::max(3, reps / 3) : reps;
     for (int i = 0; i < r; ++i) {
@@ -156,8 +158,8 @@ int run(int argc, char** argv) {
       runs.push_back(seconds_since(s) * 1e3);
     }
     std::printf("{\"impl\": \"tensorfold\", \"case\": \"%s\", \"tokens\": %ld, \"median_ms\": %.4f, "
-                "\"repeat_identical\": %s, \"out_hash\": \"%016llx\", \"runs\": [",
-                name.c_str(), long(offs.back()), median(runs), repeat_same ? "true" : "false",
+                "\"repeat_identical\": %s, \"nonfinite\": %ld, \"out_hash\": \"%016llx\", \"runs\": [",
+                name.c_str(), long(offs.back()), median(runs), repeat_same ? "true" : "false", long(nonfinite),
                 static_cast<unsigned long long>(hash));
     for (size_t i = 0; i < runs.size(); ++i) std::printf("%s%.4f", i ? ", " : "", runs[i]);
     std::printf("]}\n");

@@ -26,6 +26,38 @@ float dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
+// A = (I + L)^-1 for L strictly lower [C][C], in 16-row blocks: each diagonal block D by forward
+// substitution, then block rows in turn, T = L A over the rows above and A = -D T. Every sum in one
+// chain, in order (the order of the CUDA prep's invert_diagonal_blocks and invert_block_rows).
+std::vector<float> invert_unit_lower(const std::vector<float>& L) {
+  constexpr int64_t B = 16;
+  std::vector<float> A(C * C, 0.0f), T(B * C);
+  for (int64_t base = 0; base < C; base += B)
+    for (int64_t m = 0; m < B; ++m) {
+      A[(base + m) * C + base + m] = 1.0f;
+      for (int64_t i = m + 1; i < B; ++i) {
+        float s = 0.0f;
+        for (int64_t j = m; j < i; ++j) s = std::fma(L[(base + i) * C + base + j], A[(base + j) * C + base + m], s);
+        A[(base + i) * C + base + m] = -s;
+      }
+    }
+  for (int64_t row0 = B; row0 < C; row0 += B) {
+    for (int64_t r = 0; r < B; ++r)
+      for (int64_t c = 0; c < row0; ++c) {
+        float s = 0.0f;
+        for (int64_t x = c; x < row0; ++x) s = std::fma(L[(row0 + r) * C + x], A[x * C + c], s);
+        T[r * C + c] = s;
+      }
+    for (int64_t r = 0; r < B; ++r)
+      for (int64_t c = 0; c < row0; ++c) {
+        float s = 0.0f;
+        for (int64_t x = 0; x <= r; ++x) s = std::fma(A[(row0 + r) * C + row0 + x], T[x * C + c], s);
+        A[(row0 + r) * C + c] = -s;
+      }
+  }
+  return A;
+}
+
 ChunkPrep prepare(const float* q, const float* k, const float* v, const float* beta, const float* g, int64_t n,
                   int64_t qk_stride, int64_t v_stride, int64_t bg_stride, int64_t dk, int64_t dv) {
   ChunkPrep p;
@@ -54,16 +86,7 @@ ChunkPrep prepare(const float* q, const float* k, const float* v, const float* b
       p.M[i * C + j] = dot(q + i * qk_stride, kj, dk) * e(i, j);
     }
 
-  // A = (I + L)^-1 column by column; each sum over j in four interleaved partial sums.
-  std::vector<float> A(C * C, 0.0f);
-  for (int64_t m = 0; m < n; ++m) {
-    A[m * C + m] = 1.0f;
-    for (int64_t i = m + 1; i < n; ++i) {
-      float s[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-      for (int64_t j = m; j < i; ++j) s[(j - m) & 3] = std::fma(L[i * C + j], A[j * C + m], s[(j - m) & 3]);
-      A[i * C + m] = -((s[0] + s[1]) + (s[2] + s[3]));
-    }
-  }
+  std::vector<float> A = invert_unit_lower(L);
 
   p.W.assign(n * dk, 0.0f);
   p.U.assign(n * dv, 0.0f);
