@@ -36,7 +36,8 @@ __device__ __forceinline__ void invert_diagonal_blocks(const float* L, float* A,
 // Then the block rows in turn, every thread: T = L A over the rows above, A = -D T, each output's
 // sum in one chain (T [16][52]).
 __device__ __forceinline__ void invert_block_rows(const float* L, float* A, float* T, int tid) {
-  #pragma unroll
+  // unrolled: each block row's width is a constant, so the index arithmetic has no divisions
+#pragma unroll
   for (int bi = 1; bi < kC / kBlk; ++bi) {
     const int width = bi * kBlk, row0 = bi * kBlk;
     for (int idx = tid; idx < kBlk * width; idx += kThreads) {
