@@ -30,7 +30,7 @@ def main():
               f"{100 * load_rate / cat_rate:.0f}% of cat")
     else:
         floor_all = None
-    hdr = f"{'case':>12} {'tokens':>6} {'ours ms':>9} {'eager ms':>9} {'sdpa ms':>9} {'torch/ours':>10} {'ours tok/s':>10} {'ours/floor':>10} {'repeat':>6}"
+    hdr = f"{'case':>12} {'tokens':>6} {'ours ms':>9} {'eager ms':>9} {'sdpa ms':>9} {'torch/ours':>10} {'ours tok/s':>10} {'ours/floor':>10} {'repeat':>6} {'inf/nan':>7}"
     print(hdr)
     for (n, name), d in sorted(rows.items()):
         ours = d.get("tensorfold", {}).get("median_ms")
@@ -42,7 +42,8 @@ def main():
         tps = f"{n / ours * 1e3:10.0f}" if ours else f"{'-':>10}"
         fl = f"{ours / floor_all:10.2f}" if ours and floor_all else f"{'-':>10}"
         rep = d.get("tensorfold", {}).get("repeat_identical")
-        print(f"{name:>12} {n:6d} {f(ours)} {f(eager)} {f(sdpa)} {ratio} {tps} {fl} {str(rep):>6}")
+        bad = d.get("tensorfold", {}).get("nonfinite", "-")  # output values that are inf or NaN
+        print(f"{name:>12} {n:6d} {f(ours)} {f(eager)} {f(sdpa)} {ratio} {tps} {fl} {str(rep):>6} {str(bad):>7}")
 
 
 if __name__ == "__main__":

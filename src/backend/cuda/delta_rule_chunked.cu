@@ -152,7 +152,6 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 }  // namespace
 
-
 void launch_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
                                const SeqTable& seqs, int min_len, Tensor& o) {
   const int T = int(q.dim(0)), Hk = int(q.dim(1)), dk = int(q.dim(2)), Hv = int(v.dim(1)), dv = int(v.dim(2));
