@@ -28,11 +28,22 @@ tf::Tensor random_device(tf::Shape shape, float lo, float hi, uint64_t seed) {
   return tf::to_device(h, tf::Device::CUDA);
 }
 
-double time_ms(const std::vector<tf::flux2_vae::Stage>& stages, const tf::Tensor& x) {
+// FNV-1a of the output's bytes: the same bytes from two builds or two runs give the same hash.
+uint64_t bytes_hash(const tf::Tensor& y) {
+  const tf::Tensor h = tf::to_device(y, tf::Device::CPU);
+  const auto* p = static_cast<const unsigned char*>(h.data);
+  uint64_t v = 1469598103934665603ull;
+  for (size_t i = 0; i < h.nbytes(); ++i) v = (v ^ p[i]) * 1099511628211ull;
+  return v;
+}
+
+double time_ms(const std::vector<tf::flux2_vae::Stage>& stages, const tf::Tensor& x, uint64_t* hash = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
   tf::Tensor y = tf::flux2_vae::run_stages(stages, x);
   tf::cuda::synchronize("VAE stages");
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  if (hash) *hash = bytes_hash(y);
+  return ms;
 }
 #endif
 
@@ -63,15 +74,16 @@ int run(int argc, char** argv) {
       const auto& stages = which == 0 ? vae.encoder() : vae.decoder();
       const tf::Tensor& in = which == 0 ? x : z;
       tf::cuda::reset_peak_memory();
-      time_ms(stages, in);  // warm-up: pool and module loads
+      uint64_t hash = 0;
+      time_ms(stages, in, &hash);  // warm-up: pool and module loads
       std::vector<double> t;
       for (int r = 0; r < reps; ++r) t.push_back(time_ms(stages, in));
       std::sort(t.begin(), t.end());
       const auto m = tf::cuda::memory_stats();
       std::printf("{\"impl\": \"tensorfold\", \"size\": %lld, \"what\": \"%s\", \"median_ms\": %.3f, \"min_ms\": %.3f, "
-                  "\"max_ms\": %.3f, \"peak_gib\": %.3f}\n",
+                  "\"max_ms\": %.3f, \"peak_gib\": %.3f, \"out_hash\": \"%016llx\"}\n",
                   static_cast<long long>(s), which == 0 ? "encode" : "decode", t[t.size() / 2], t.front(), t.back(),
-                  double(m.peak_in_use) / double(1ull << 30));
+                  double(m.peak_in_use) / double(1ull << 30), static_cast<unsigned long long>(hash));
       std::fflush(stdout);
     }
   }
