@@ -31,13 +31,12 @@ using streaming::swizzled;
 template <bool A_SPLIT>
 __device__ __forceinline__ void split_k_tile(float (&p)[64], uint64_t a_hi, uint64_t a_lo, uint64_t b_hi,
                                              uint64_t b_lo) {
-#pragma unroll
-  for (int i = 0; i < 64; ++i) p[i] = 0.f;
   wgmma_fence_registers(p);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < BK / 16; ++kk) {
-    wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_hi, kk), wgmma_descriptor_at_k16(b_lo, kk));
+    // the fresh accumulator starts with the first product (d = a b), so p needs no zeroing
+    wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_hi, kk), wgmma_descriptor_at_k16(b_lo, kk), kk != 0);
     wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_hi, kk), wgmma_descriptor_at_k16(b_hi, kk));
     if constexpr (A_SPLIT)
       wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a_lo, kk), wgmma_descriptor_at_k16(b_hi, kk));

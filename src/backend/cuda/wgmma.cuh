@@ -42,8 +42,9 @@ __device__ __forceinline__ void wgmma_wait() {
 // d[64 x N] += a[64 x 16] b[N x 16]^T (both tiles K-major), bf16 in, fp32 accumulate, N = 16 .. 128.
 // Thread t of the warpgroup holds rows 16 (t / 32) + (t % 32) / 4 (+8) and columns 8 j + 2 (t % 4)
 // (+1): d[4 j] (r, c), d[4 j + 1] (r, c + 1), d[4 j + 2] (r + 8, c), d[4 j + 3] (r + 8, c + 1).
+// accumulate = 0: d = a b^T (d's old values not read, so it needs no zeroing).
 template <int N>
-__device__ void wgmma_m64k16_bf16(float (&d)[N / 2], uint64_t a, uint64_t b);
+__device__ void wgmma_m64k16_bf16(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate = 1);
 
 // The instruction for one N: its N / 2 accumulators are operands %0 .. %(N/2 - 1), then the two
 // descriptors and the accumulate flag.
@@ -68,12 +69,12 @@ __device__ void wgmma_m64k16_bf16(float (&d)[N / 2], uint64_t a, uint64_t b);
       "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
 #define TF_WGMMA(N, A, B, SCALE)                                                                  \
   template <>                                                                                      \
-  __device__ __forceinline__ void wgmma_m64k16_bf16<N>(float(&d)[N / 2], uint64_t a, uint64_t b) { \
+  __device__ __forceinline__ void wgmma_m64k16_bf16<N>(float(&d)[N / 2], uint64_t a, uint64_t b, int accumulate) { \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALE ", 0;\n"                              \
                  "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 {" TF_WGMMA_REGS_##N   \
                  "}, " A ", " B ", p, 1, 1, 0, 0;\n}\n"                                             \
                  : TF_WGMMA_OUTS_##N                                                               \
-                 : "l"(a), "l"(b), "r"(1));                                                        \
+                 : "l"(a), "l"(b), "r"(accumulate));                                               \
   }
 TF_WGMMA(16, "%8", "%9", "%10")
 TF_WGMMA(32, "%16", "%17", "%18")
