@@ -31,6 +31,10 @@ template <bool A_SPLIT>
 constexpr int kTilesPerStage = A_SPLIT ? 4 : 3;  // (A hi, A lo,) B hi, B lo
 template <bool A_SPLIT>
 constexpr int kStages = A_SPLIT ? 3 : 4;  // as many as fit in 227 KB
+// The epilogue's staging rows: each consumer warp writes 8 Co rows of its sums at a time, 128 positions each.
+constexpr int kOutRowsPerWarp = 8;
+constexpr size_t kOutBytes = size_t(8) * kOutRowsPerWarp * BN * sizeof(float);  // 8 consumer warps
+// Without a residual the launch leaves the staging rows out (more of the SM's memory stays L1).
 template <bool A_SPLIT>
 constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes + 1024 +
                               2 * kStages<A_SPLIT> * sizeof(uint64_t);
@@ -83,6 +87,56 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
   }
 }
 
+// split_channels_last without upsampling where positions % 4 == 0: the block's 64 x 128 inputs are
+// read as 16-byte pieces all at once (8 a thread in flight), kept in a tile whose row c has column p
+// at p ^ (4 (c / 8)), so both the 16-byte tile writes and the 8-channel column reads are conflict-free.
+template <bool NORM>
+__global__ void __launch_bounds__(256) split_channels_last_rows(const float* __restrict__ x, int Ci,
+                                                                int64_t positions, GroupNormApply norm,
+                                                                __nv_bfloat16* __restrict__ hi,
+                                                                __nv_bfloat16* __restrict__ lo) {
+  __shared__ __align__(16) float tile[64][kSplitPositions];
+  __shared__ ChannelAffine affine[NORM ? 64 : 1];
+  const int c0 = blockIdx.y * 64, t = threadIdx.x, lane = t % 32;
+  if constexpr (NORM) {
+    if (t < 64) affine[t] = channel_affine(norm, c0 + t);
+    __syncthreads();
+  }
+  const int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
+  float4 v[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t p = p0 + 4 * lane;
+    v[i] = p < positions ? *reinterpret_cast<const float4*>(x + int64_t(c0 + t / 32 + 8 * i) * positions + p)
+                         : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int c = t / 32 + 8 * i;  // c / 8 == i
+    if constexpr (NORM) {
+      v[i].x = group_norm_value(affine[c], norm.silu, v[i].x);
+      v[i].y = group_norm_value(affine[c], norm.silu, v[i].y);
+      v[i].z = group_norm_value(affine[c], norm.silu, v[i].z);
+      v[i].w = group_norm_value(affine[c], norm.silu, v[i].w);
+    }
+    *reinterpret_cast<float4*>(&tile[c][(4 * lane) ^ (4 * i)]) = v[i];
+  }
+  __syncthreads();
+  const int ch = t % 8;
+#pragma unroll
+  for (int round = 0; round < kSplitPositions / 32; ++round) {
+    const int pos = t / 8 + 32 * round;
+    const int64_t p = p0 + pos;
+    if (p >= positions) break;
+    __align__(16) __nv_bfloat16 h[8], l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) gemm::split_bf16(tile[8 * ch + i][pos ^ (4 * ch)], h[i], l[i]);
+    const int64_t at = p * Ci + c0 + 8 * ch;
+    *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
+    *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
+  }
+}
+
 // hi[i], lo[i] = split_bf16(x[i]).
 __global__ void split_elementwise(const float* __restrict__ x, int64_t n, __nv_bfloat16* __restrict__ hi,
                                   __nv_bfloat16* __restrict__ lo) {
@@ -102,59 +156,91 @@ struct ConvTiles {
   int Ho, Wo;
 };
 
-// The tile's accumulators into y: acc[4 j + q] of consumer thread t is Co row
+// The tile's accumulators plus the residual into y: acc[4 j + q] of consumer thread t is Co row
 // 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of its warpgroup's 64, tile column 8 j + 2 (t % 4) (+1).
-// Every residual is loaded before the first store, so the loads are in flight together instead of
-// one dependent load per stored pair. Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
-__device__ __forceinline__ void store_tile(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                           int cw, int t, const float (&acc)[64]) {
-  const bool vec2 = gemm::pairs_vectorised(e) && s.Wo % 2 == 0;
-  auto where = [&](int h, int j, int64_t& off, bool& in0, bool& in1) {  // (h, j)'s pair: offset, which are real
-    const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
-    const int col = 8 * j + 2 * (t % 4), oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;
-    in0 = m < e.M && oy < s.Ho && ox < s.Wo;
-    in1 = in0 && ox + 1 < s.Wo;
-    off = int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
-  };
-  float res[64];
+// Each warp passes its rows through shared memory (`rows`, [8][BN], columns XOR-swizzled by 8 x row
+// so neither the pair writes nor the row reads conflict), then writes and reads whole rows: a warp
+// instruction covers 128 consecutive positions of one Co row instead of 8 rows x 8 positions.
+// Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
+__device__ __forceinline__ void store_tile_rows(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
+                                                int cw, int t, const float (&acc)[64], float* rows) {
+  const int lane = t % 32, r = lane / 4, q = lane % 4, col = 4 * lane;
+  const int oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;  // a lane's 4 columns share a tile row (BW % 4 == 0)
+  const bool in_y = oy < s.Ho;
+  const bool vec4 = s.Wo % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
+                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
 #pragma unroll
-  for (int i = 0; i < 64; ++i) res[i] = 0.f;
-  if (e.residual) {
+  for (int h = 0; h < 2; ++h) {
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < BN / 8; ++j)
+      *reinterpret_cast<float2*>(rows + r * BN + ((8 * j + 2 * q) ^ (8 * r))) =
+          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    __syncwarp();
+    const int mfirst = m0 + 64 * cw + 16 * (t / 32) + 8 * h;  // row R of the 8 is Co mfirst + R
+    float4 v[kOutRowsPerWarp], res[kOutRowsPerWarp];
 #pragma unroll
-      for (int j = 0; j < BN / 8; ++j) {
-        int64_t off;
-        bool in0, in1;
-        where(h, j, off, in0, in1);
-        float& r0 = res[4 * j + 2 * h];
-        float& r1 = res[4 * j + 2 * h + 1];
-        if (vec2 && in1) {
-          const float2 r = *reinterpret_cast<const float2*>(e.residual + off);
-          r0 = r.x, r1 = r.y;
+    for (int R = 0; R < kOutRowsPerWarp; ++R) {
+      v[R] = *reinterpret_cast<const float4*>(rows + R * BN + (col ^ (8 * R)));
+      res[R] = make_float4(0.f, 0.f, 0.f, 0.f);
+      const int m = mfirst + R;
+      if (e.residual && m < e.M && in_y) {
+        const float* src = e.residual + int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+        if (vec4 && ox + 3 < s.Wo) {
+          res[R] = *reinterpret_cast<const float4*>(src);
         } else {
-          if (in0) r0 = e.residual[off];
-          if (in1) r1 = e.residual[off + 1];
+          if (ox < s.Wo) res[R].x = src[0];
+          if (ox + 1 < s.Wo) res[R].y = src[1];
+          if (ox + 2 < s.Wo) res[R].z = src[2];
+          if (ox + 3 < s.Wo) res[R].w = src[3];
         }
       }
+    }
+    __syncwarp();  // the rows are read before the next h overwrites them
+#pragma unroll
+    for (int R = 0; R < kOutRowsPerWarp; ++R) {
+      const int m = mfirst + R;
+      if (m >= e.M || !in_y) continue;
+      const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+      auto out = [&](float a, float rr) {
+        const float y = __fadd_rn(__fmul_rn(e.alpha, a), bias);
+        return e.residual ? __fadd_rn(y, rr) : y;
+      };
+      const float4 y = make_float4(out(v[R].x, res[R].x), out(v[R].y, res[R].y), out(v[R].z, res[R].z),
+                                   out(v[R].w, res[R].w));
+      float* dst = e.c + int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+      if (vec4 && ox + 3 < s.Wo) {
+        *reinterpret_cast<float4*>(dst) = y;
+      } else {
+        if (ox < s.Wo) dst[0] = y.x;
+        if (ox + 1 < s.Wo) dst[1] = y.y;
+        if (ox + 2 < s.Wo) dst[2] = y.z;
+        if (ox + 3 < s.Wo) dst[3] = y.w;
+      }
+    }
   }
+}
+
+// The tile's accumulators into y when there is no residual: straight from the fragments, each
+// pair as gemm::store_pair computes it (alpha * acc + bias).
+__device__ __forceinline__ void store_tile_direct(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
+                                                  int ox0, int cw, int t, const float (&acc)[64]) {
+  const bool vec2 = gemm::pairs_vectorised(e) && s.Wo % 2 == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
     const float bias = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-      int64_t off;
-      bool in0, in1;
-      where(h, j, off, in0, in1);
-      float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h]), bias);
-      float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + 1]), bias);
-      if (e.residual) v0 = __fadd_rn(v0, res[4 * j + 2 * h]), v1 = __fadd_rn(v1, res[4 * j + 2 * h + 1]);
+      const int col = 8 * j + 2 * (t % 4), oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;
+      const bool in0 = m < e.M && oy < s.Ho && ox < s.Wo, in1 = in0 && ox + 1 < s.Wo;
+      float* dst = e.c + int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+      const float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h]), bias);
+      const float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + 1]), bias);
       if (vec2 && in1) {
-        *reinterpret_cast<float2*>(e.c + off) = make_float2(v0, v1);
+        *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
       } else {
-        if (in0) e.c[off] = v0;
-        if (in1) e.c[off + 1] = v1;
+        if (in0) dst[0] = v0;
+        if (in1) dst[1] = v1;
       }
     }
   }
@@ -171,6 +257,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes);  // the stage's bytes have landed
   uint64_t* empty = full + STAGES;                                        // both consumers are done with it
+  auto* out_rows = reinterpret_cast<float*>(empty + STAGES);               // [8 consumer warps][8][BN]
   if (threadIdx.x == 0) {
     for (int i = 0; i < STAGES; ++i) {
       mbarrier_init(full + i, 1);
@@ -228,7 +315,10 @@ __global__ void __launch_bounds__(THREADS, 1)
       for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
     }
     const int pt = tile / s.m_tiles;
-    store_tile(e, s, (tile % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, cw, t, acc);
+    const int m0 = (tile % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
+    // whole rows pay where the residual's loads are; without one the scattered stores are as fast
+    if (e.residual) store_tile_rows(e, s, m0, oy0, ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
+    else store_tile_direct(e, s, m0, oy0, ox0, cw, t, acc);
   }
 }
 

@@ -27,14 +27,16 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
   auto kernel = conv_tma_kernel<A_SPLIT>;
   static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
   if (!attr) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes<A_SPLIT>)),
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(kSmemBytes<A_SPLIT> + kOutBytes)),
                "split product (conv_tma_kernel): shared memory limit");
     attr = true;
   }
   int device = 0, sms = 0;
   check_cuda(cudaGetDevice(&device), "split product: device");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
-  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, kSmemBytes<A_SPLIT>, stream>>>(a, a_lo, hi, lo, t, e);
+  const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kOutBytes : 0);  // the staging rows only where used
+  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, smem, stream>>>(a, a_lo, hi, lo, t, e);
   check_launch("split product (conv_tma_kernel)");
 }
 
@@ -86,6 +88,12 @@ void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsa
   constexpr int kP = conv_tma::kSplitPositions;
   const dim3 grid(unsigned((positions + kP - 1) / kP), unsigned(C / 64));
   const GroupNormApply n = norm ? *norm : GroupNormApply{};
+  if (!upsample && positions % 4 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
+    const auto kernel = norm ? conv_tma::split_channels_last_rows<true> : conv_tma::split_channels_last_rows<false>;
+    kernel<<<grid, 256, 0, stream>>>(x, C, positions, n, hi, lo);
+    check_launch("split_channels_last_rows");
+    return;
+  }
   using Kernel = void (*)(const float*, int, int, int, int, int64_t, GroupNormApply, __nv_bfloat16*, __nv_bfloat16*);
   const Kernel kernel = upsample ? (norm ? split_channels_last<true, true> : split_channels_last<true, false>)
                                  : (norm ? split_channels_last<false, true> : split_channels_last<false, false>);
