@@ -2,11 +2,11 @@
 // encode = picture -> moments, decode = latents -> picture, device-resident, median of --reps
 // after one warm-up; prints one JSON line per run with the median and the peak GPU memory.
 // bench/vae_vs_torch runs it beside diffusers on the same weights.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -48,26 +48,28 @@ double time_ms(const std::vector<tf::flux2_vae::Stage>& stages, const tf::Tensor
 #endif
 
 int run(int argc, char** argv) {
-#ifndef TF_HAVE_CUDA
-  (void)argc, (void)argv;
-  tf::fail("bench_vae_cuda: this build has no CUDA backend");
-#else
-  std::string model, sizes = "512,1024,2048";
-  int reps = 5;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i];
-    if (a == "--model") model = argv[i + 1];
-    else if (a == "--sizes") sizes = argv[i + 1];
-    else if (a == "--reps") reps = std::stoi(argv[i + 1]);
-    else tf::fail("bench_vae_cuda: unknown flag " + a + " (--model DIR --sizes 512,1024 --reps N)");
+  CLI::App app{"Times TensorFold's FLUX.2 VAE on the GPU (encode and decode, median of --reps)", "bench_vae_cuda"};
+  std::string model;
+  std::vector<int64_t> picture_sizes = {512, 1024, 2048};
+  int64_t reps = 5;
+  app.add_option("--model", model, "the VAE's folder (diffusers layout)")->required();
+  app.add_option("--sizes", picture_sizes, "square picture sizes, comma-separated")
+      ->delimiter(',')
+      ->check(CLI::Range(int64_t(16), int64_t(16384)));
+  app.add_option("--reps", reps, "timed runs after one warm-up")->check(CLI::Range(int64_t(1), int64_t(1000)));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
   }
-  if (model.empty()) tf::fail("bench_vae_cuda: --model DIR is required");
+#ifndef TF_HAVE_CUDA
+  tf::fail("this build has no CUDA backend");
+#else
   const tf::Device dev = tf::select_device("cuda");
   const auto vae = tf::flux2_vae::Vae::load(model, dev);
   std::fprintf(stderr, "%s on %s\n", vae.config().summary().c_str(), tf::cuda::device_description().c_str());
-  std::stringstream ss(sizes);
-  for (std::string item; std::getline(ss, item, ',');) {
-    const int64_t s = std::stoll(item), cz = vae.config().latent_channels;
+  for (const int64_t s : picture_sizes) {
+    const int64_t cz = vae.config().latent_channels;
     const tf::Tensor x = random_device({3, s, s}, -1.f, 1.f, 1);
     const tf::Tensor z = random_device({cz, s / 8, s / 8}, -2.f, 2.f, 2);
     for (int which = 0; which < 2; ++which) {

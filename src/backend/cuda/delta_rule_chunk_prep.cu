@@ -237,7 +237,11 @@ __global__ void __launch_bounds__(kThreads, 2)
 void launch_chunk_prep(const float* q, const float* k, const float* v, const float* beta, const float* g,
                        const SeqTable& seqs, int min_len, const ChunkWork& ws, int most_chunks, int Hk, int dk, int Hv,
                        int dv, bool rows16, bool v16) {
-  TF_CUDA(cudaFuncSetAttribute(chunk_prep_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPrepSmem)));
+  static const bool prep_smem = [] {  // the dynamic shared-memory limit raised once, not every launch
+    TF_CUDA(cudaFuncSetAttribute(chunk_prep_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPrepSmem)));
+    return true;
+  }();
+  (void)prep_smem;
   dim3 grid(unsigned(most_chunks), unsigned(Hv), unsigned(seqs.count));
   chunk_prep_kernel<<<grid, kThreads, kPrepSmem, stream()>>>(q, k, v, beta, g, seqs, min_len, ws, Hk, dk, Hv, dv, rows16,
                                                              v16);

@@ -174,7 +174,11 @@ void launch_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v
   launch_chunk_prep(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(), seqs, min_len, ws,
                     most_chunks, Hk, dk, Hv, dv, rows16, v16);
 
-  TF_CUDA(cudaFuncSetAttribute(chunk_pass_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPassSmem)));
+  static const bool pass_smem = [] {  // the dynamic shared-memory limit raised once, not every launch
+    TF_CUDA(cudaFuncSetAttribute(chunk_pass_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kPassSmem)));
+    return true;
+  }();
+  (void)pass_smem;
   dim3 pass_grid(unsigned((dv + kSlice - 1) / kSlice), unsigned(Hv), unsigned(seqs.count));
   chunk_pass_kernel<<<pass_grid, kThreads, kPassSmem, stream()>>>(q.ptr<float>(), k.ptr<float>(), seqs, min_len, ws,
                                                                   static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16);
