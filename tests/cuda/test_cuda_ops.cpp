@@ -178,7 +178,7 @@ TEST(CudaOps, DeltaNet) {
 
 TEST(CudaOps, RopeAndAttention) {
   TF_REQUIRE_CUDA_GPU();
-  for (int64_t d : {256, 64, 48, 16}) {  // 48: the scalar kernel
+  for (int64_t d : {256, 128, 64, 48, 16}) {  // 256, 128, 64: wgmma; 48: the scalar kernel; 16: mma.sync
     const int64_t Hq = 4, Hkv = 2, half = d / 8;
     const SeqOffsets seqs = {0, 37, 170};  // the second spans three 64-row tiles
     const int64_t T = seqs.back();

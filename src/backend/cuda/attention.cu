@@ -1,13 +1,16 @@
 // Full attention on CUDA: partial rope and causal grouped-query attention at torch eager's bf16
 // rounding points. Attention runs in two passes over the keys: the first finds each row's softmax
-// max and sum, the second forms p = bf16(exp(s - m) / sum) and accumulates p V in key order.
+// max and sum, the second forms p = bf16(exp(s - m) / sum) and accumulates p V in key order
+// (on wgmma, mma.sync or the CUDA cores, by head dim).
 #include <cmath>
 #include <string>
 
 #include "backend/cuda/attention_mma.cuh"
+#include "backend/cuda/attention_wgmma.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/transformer_ops.h"
+#include "core/env_switch.h"
 
 namespace tf::cuda {
 
@@ -190,7 +193,22 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   const uint16_t* kp = static_cast<const uint16_t*>(k.data);
   const uint16_t* vp = static_cast<const uint16_t*>(v.data);
   uint16_t* op = static_cast<uint16_t*>(o.data);
-  // tensor-core kernel for the head dims it is built for; the scalar kernel otherwise
+  // wgmma for whole 64-wide column blocks, mma.sync for the other tensor-core head dims, the scalar
+  // kernel otherwise; TF_ATTENTION=mma keeps the wgmma dims on mma.sync (to compare the two)
+  static const bool wgmma = env_switch("TF_ATTENTION", {"auto", "mma"}) == "auto";
+  auto wg = [&](auto kernel, size_t smem) {
+    TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    dim3 grid(static_cast<unsigned>((longest + attention_wgmma::kRows - 1) / attention_wgmma::kRows),
+              static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count));
+    kernel<<<grid, attention_wgmma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
+    TF_CUDA_LAUNCH("attention_wgmma::attention_kernel");
+  };
+  if (wgmma) switch (d) {
+      case 64: return wg(attention_wgmma::attention_kernel<64>, attention_wgmma::smem_bytes<64>());
+      case 128: return wg(attention_wgmma::attention_kernel<128>, attention_wgmma::smem_bytes<128>());
+      case 256: return wg(attention_wgmma::attention_kernel<256>, attention_wgmma::smem_bytes<256>());
+      default: break;
+    }
   auto mma = [&](auto kernel, size_t smem) {
     TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     dim3 grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),

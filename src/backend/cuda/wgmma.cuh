@@ -46,6 +46,19 @@ __device__ __forceinline__ void wgmma_wait() {
 template <int N>
 __device__ void wgmma_m64k16_bf16(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate = 1);
 
+// d[64 x N] += a[64 x 16] b[16 x N], a in registers (bf16 pairs), b MN-major in shared memory (rows of
+// 64 bf16 along N, 128-byte swizzle; see wgmma_descriptor_mn_major), N = 64 or 128.
+template <int N>
+__device__ void wgmma_m64k16_bf16_reg_a(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b, int accumulate = 1);
+
+// Descriptor of an MN-major, 128-byte-swizzled B tile at p: each k row holds 64 bf16 of N (128 bytes),
+// 8-row groups 1024 bytes apart, the next 64 of N `n_block_bytes` on.
+__device__ __forceinline__ uint64_t wgmma_descriptor_mn_major(const void* p, uint32_t n_block_bytes) {
+  const uint64_t a = shared_address(p);
+  return ((a & 0x3FFFF) >> 4) | (uint64_t((n_block_bytes & 0x3FFFF) >> 4) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
 // The instruction for one N: its N / 2 accumulators are operands %0 .. %(N/2 - 1), then the two
 // descriptors and the accumulate flag.
 #define TF_WGMMA_REGS_16 "%0, %1, %2, %3, %4, %5, %6, %7"
@@ -85,6 +98,21 @@ TF_WGMMA(96, "%48", "%49", "%50")
 TF_WGMMA(112, "%56", "%57", "%58")
 TF_WGMMA(128, "%64", "%65", "%66")
 #undef TF_WGMMA
+// A from registers; B MN-major (imm-trans-b 1): the registers of the A operand follow the
+// accumulator layout of a 64 x 16 tile, a[0] (r, 2 (t % 4)), a[1] (r + 8, ...), a[2] (r, 8 + ...), a[3] (r + 8, 8 + ...).
+#define TF_WGMMA_RA(N, A0, B, SCALE)                                                                 \
+  template <>                                                                                      \
+  __device__ __forceinline__ void wgmma_m64k16_bf16_reg_a<N>(float(&d)[N / 2], const uint32_t(&a)[4], uint64_t b, \
+                                                             int accumulate) {                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " SCALE ", 0;\n"                              \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32.bf16.bf16 {" TF_WGMMA_REGS_##N   \
+                 "}, {" A0 "}, " B ", p, 1, 1, 1;\n}\n"                                           \
+                 : TF_WGMMA_OUTS_##N                                                               \
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate));           \
+  }
+TF_WGMMA_RA(64, "%32, %33, %34, %35", "%36", "%37")
+TF_WGMMA_RA(128, "%64, %65, %66, %67", "%68", "%69")
+#undef TF_WGMMA_RA
 #undef TF_WGMMA_OUT8
 #undef TF_WGMMA_REGS_16
 #undef TF_WGMMA_REGS_32
