@@ -100,6 +100,26 @@ TEST(CudaAttention, TmaProductsGiveTheGatheringProductsBytes) {
 #endif
 }
 
+// The register-resident softmax (rows of 4,096 and 16,384) gives the three-read kernel's bytes.
+TEST(CudaAttention, ResidentSoftmaxGivesTheStridedKernelsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  for (int N : {4096, 16384}) {
+    const std::vector<float> resident = attention_bytes(64, N, true);
+    cuda::set_softmax_rows_resident(false);
+    const std::vector<float> strided = attention_bytes(64, N, true);
+    cuda::set_softmax_rows_resident(true);
+    size_t differ = 0, nan = 0;
+    for (size_t i = 0; i < resident.size(); ++i) {
+      differ += std::memcmp(&resident[i], &strided[i], sizeof(float)) != 0;
+      nan += resident[i] != resident[i];
+    }
+    EXPECT_EQ(differ, 0u) << "N " << N;
+    EXPECT_EQ(nan, 0u) << "outputs left unwritten, N " << N;
+  }
+#endif
+}
+
 // Same split, same K order, same MMAs: the two wgmma kernels agree to the bit, every output written.
 TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
   TF_REQUIRE_CUDA_GPU();

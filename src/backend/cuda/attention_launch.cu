@@ -17,6 +17,7 @@ namespace {
 
 constexpr int kSoftmaxThreads = 256;
 bool g_wgmma = true;  // both products on the wgmma kernel
+bool g_resident = true;  // rows of 256 x 16 or 256 x 64 scores held in registers
 
 __device__ float block_max(float v, float* scratch) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -68,6 +69,58 @@ __global__ void softmax_rows_kernel(float* __restrict__ s, int N, __nv_bfloat16*
   }
 }
 
+// The same rows, sums and roundings as softmax_rows_kernel for N = 256 V: each thread keeps its V
+// values (i = thread + 256 u) in registers, so a row is read from memory once, not three times.
+template <int V, bool SPLIT>
+__global__ void __launch_bounds__(kSoftmaxThreads) softmax_rows_resident_kernel(float* __restrict__ s,
+                                                                               __nv_bfloat16* __restrict__ p_hi,
+                                                                               __nv_bfloat16* __restrict__ p_lo) {
+  __shared__ float fscratch[kSoftmaxThreads / 32];
+  __shared__ double dscratch[kSoftmaxThreads / 32];
+  constexpr int N = kSoftmaxThreads * V;
+  float* row = s + int64_t(blockIdx.x) * N;
+  float x[V];
+#pragma unroll
+  for (int u = 0; u < V; ++u) x[u] = row[threadIdx.x + kSoftmaxThreads * u];
+  float m = -INFINITY;
+#pragma unroll
+  for (int u = 0; u < V; ++u) m = fmaxf(m, x[u]);
+  m = block_max(m, fscratch);
+  double sum = 0.0;
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    x[u] = expf(__fsub_rn(x[u], m));
+    sum += double(x[u]);
+  }
+  const float sum_f = float(block_sum(sum, dscratch));
+  const int64_t at = int64_t(blockIdx.x) * N;
+#pragma unroll
+  for (int u = 0; u < V; ++u) {
+    const int i = threadIdx.x + kSoftmaxThreads * u;
+    const float p = __fdiv_rn(x[u], sum_f);
+    if constexpr (SPLIT) {
+      __nv_bfloat16 h, l;
+      gemm::split_bf16(p, h, l);
+      p_hi[at + i] = h;
+      p_lo[at + i] = l;
+    } else {
+      row[i] = p;
+    }
+  }
+}
+
+// softmax_rows over nq rows of N: the register-resident kernel where N is one of its widths.
+template <bool SPLIT>
+void launch_softmax_rows(float* s, int nq, int N, __nv_bfloat16* p_hi, __nv_bfloat16* p_lo, cudaStream_t stream) {
+  if (g_resident && N == kSoftmaxThreads * 64)
+    softmax_rows_resident_kernel<64, SPLIT><<<nq, kSoftmaxThreads, 0, stream>>>(s, p_hi, p_lo);
+  else if (g_resident && N == kSoftmaxThreads * 16)
+    softmax_rows_resident_kernel<16, SPLIT><<<nq, kSoftmaxThreads, 0, stream>>>(s, p_hi, p_lo);
+  else
+    softmax_rows_kernel<SPLIT><<<nq, kSoftmaxThreads, 0, stream>>>(s, N, p_hi, p_lo);
+  check_launch("attention (softmax_rows_kernel)");
+}
+
 template <class A, class B>
 void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stream, const char* what) {
   using namespace gemm;
@@ -98,6 +151,7 @@ void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stre
 }  // namespace
 
 void set_attention_wgmma(bool on) { g_wgmma = on; }
+void set_softmax_rows_resident(bool on) { g_resident = on; }
 
 int attention_query_block(int N) { return std::min(N, 4096); }
 
@@ -124,8 +178,7 @@ void attention_tma(const float* q, const float* k, const float* v, int D, int N,
     const gemm::Epilogue es{s, N, scale, nullptr, nullptr, nq, N};
     launch_split_tma(qt_hi + size_t(i0) * D, qt_lo + size_t(i0) * D, nq, {kt_hi, kt_lo, D, 1, N}, {1, 1, 0, 0, 1, N},
                      es, stream);
-    softmax_rows_kernel<true><<<nq, kSoftmaxThreads, 0, stream>>>(s, N, p_hi, p_lo);
-    check_launch("attention (softmax_rows_kernel)");
+    launch_softmax_rows<true>(s, nq, N, p_hi, p_lo, stream);
     // O[d, i0 + i] = sum_j v[d, j] P[i, j]: P's rows are the one-row picture, N channels deep
     const gemm::Epilogue eo{o + i0, N, 1.f, nullptr, nullptr, D, nq};
     launch_split_tma(v_hi, v_lo, D, {p_hi, p_lo, N, 1, nq}, {1, 1, 0, 0, 1, nq}, eo, stream);
@@ -151,8 +204,7 @@ void launch_attention_single_head(const float* q, const float* k, const float* v
     F32RContig kb{k, N, N, D};
     Epilogue es{workspace, N, scale, nullptr, nullptr, nq, N};
     run_gemm(qa, kb, es, stream, "attention (scores: split_gemm_kernel)");
-    softmax_rows_kernel<false><<<nq, kSoftmaxThreads, 0, stream>>>(workspace, N, nullptr, nullptr);
-    check_launch("attention (softmax_rows_kernel)");
+    launch_softmax_rows<false>(workspace, nq, N, nullptr, nullptr, stream);
     // O[d, i0 + i] = sum_j v[d, j] P[i, j]
     F32KContig va{v, N, D, N};
     F32KContig pb{workspace, N, nq, N};

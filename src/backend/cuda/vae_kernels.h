@@ -32,6 +32,8 @@ void set_split_tma(bool on);
 bool split_tma_enabled();
 // Off: the attention's two products on the mma.sync kernel.
 void set_attention_wgmma(bool on);
+// Off: the softmax reads each row three times even where a row fits its threads' registers (tests).
+void set_softmax_rows_resident(bool on);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA
 // kernel, the input split into channels-last bf16 hi and lo; 0 if unused).
 size_t conv_workspace_bytes(const ConvShape& s);
