@@ -23,13 +23,14 @@ constexpr int kThreads = 256;
 
 // y[t, c] = bf16(silu(bf16(sum_j w[c, j] x[t - K + 1 + j, c]))), zeros before the sequence start.
 // V channels per thread; with kK > 0 the thread's V x kK weights are read at once (16-byte pieces
-// when V = 8), with kK = 0 one weight at a time for any K.
+// when V = 8), with kK = 0 one weight at a time for any K. grid: (tokens, channel blocks), so no
+// thread divides by C.
 template <int V, int kK>
 __global__ void causal_conv1d_silu_kernel(const uint16_t* x, const uint16_t* w, SeqTable seqs, uint16_t* y,
-                                          int64_t T, int64_t C, int K) {
-  const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
-  if (i >= T * C) return;
-  const int64_t t = i / C, c = i % C;
+                                          int64_t C, int K) {
+  const int64_t c = (blockIdx.y * int64_t(blockDim.x) + threadIdx.x) * V;
+  if (c >= C) return;
+  const int64_t t = blockIdx.x, i = t * C + c;
   const int64_t start = seqs.offsets[seq_of(seqs, static_cast<int>(t))];
   float acc[V], xs[V];
 #pragma unroll
@@ -346,10 +347,11 @@ void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_
   const int K = static_cast<int>(w.dim(2));
   // the released geometry (K = 4, channels in eights) on the vector kernel; anything else one channel a thread
   if (K == 4 && bf16x8_ok(C, {xp, yp, wp}))
-    causal_conv1d_silu_kernel<8, 4><<<blocks_for(T * C / 8, kThreads), kThreads, 0, stream()>>>(xp, wp, seqs, yp, T, C,
-                                                                                                 K);
+    causal_conv1d_silu_kernel<8, 4><<<dim3(unsigned(T), blocks_for(C / 8, kThreads)), kThreads, 0, stream()>>>(
+        xp, wp, seqs, yp, C, K);
   else
-    causal_conv1d_silu_kernel<1, 0><<<blocks_for(T * C, kThreads), kThreads, 0, stream()>>>(xp, wp, seqs, yp, T, C, K);
+    causal_conv1d_silu_kernel<1, 0><<<dim3(unsigned(T), blocks_for(C, kThreads)), kThreads, 0, stream()>>>(xp, wp, seqs,
+                                                                                                         yp, C, K);
   TF_CUDA_LAUNCH("causal_conv1d_silu_kernel");
 }
 
