@@ -71,9 +71,10 @@ __global__ void causal_conv1d_silu_kernel(const uint16_t* x, const uint16_t* w, 
   st_bf16x<V>(y + i, acc);
 }
 
-// One block per token: warps L2-normalise the q and k heads (fp32), then all threads copy v to
-// fp32 and the first Hv threads make beta and the decay g. Outputs never alias inputs (restrict),
-// and a lane's values are loaded before its first store, so no load waits behind a store.
+// gridDim.y blocks per token share its work: their warps L2-normalise the q and k heads (fp32), their
+// threads copy v to fp32 and make beta and the decay g. Short prompts have few tokens, so a token's
+// work is spread over several blocks. Outputs never alias inputs (restrict), and a lane's values are
+// loaded before its first store, so no load waits behind a store.
 __global__ void delta_net_prep_kernel(const uint16_t* __restrict__ mixed, const uint16_t* __restrict__ b,
                                       const uint16_t* __restrict__ a, const void* __restrict__ A_log, bool A_f32,
                                       const void* __restrict__ dt_bias, bool dt_f32, float* __restrict__ q,
@@ -82,7 +83,9 @@ __global__ void delta_net_prep_kernel(const uint16_t* __restrict__ mixed, const 
   const int64_t t = blockIdx.x;
   const int width = 2 * Hk * dk + Hv * dv, key_dim = Hk * dk;
   const uint16_t* row = mixed + t * width;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, warps = blockDim.x / 32;
+  const int lane = threadIdx.x % 32, warps = blockDim.x / 32 * gridDim.y;
+  const int warp = blockIdx.y * (blockDim.x / 32) + threadIdx.x / 32;       // among the token's blocks
+  const int thread = blockIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * gridDim.y;
   for (int hr = warp; hr < 2 * Hk; hr += warps) {
     const bool is_k = hr >= Hk;
     const int head = is_k ? hr - Hk : hr;
@@ -104,16 +107,16 @@ __global__ void delta_net_prep_kernel(const uint16_t* __restrict__ mixed, const 
   float* vdst = v + t * Hv * dv;
   const int n_v = Hv * dv;
   if (n_v % 8 == 0 && (reinterpret_cast<uintptr_t>(vsrc) & 15) == 0) {
-    for (int i = threadIdx.x * 8; i < n_v; i += blockDim.x * 8) {
+    for (int i = thread * 8; i < n_v; i += threads * 8) {
       float x[8];
       ld_bf16x<8>(vsrc + i, x);
 #pragma unroll
       for (int e = 0; e < 8; ++e) vdst[i + e] = x[e];
     }
   } else {
-    for (int i = threadIdx.x; i < n_v; i += blockDim.x) vdst[i] = ld_bf16(vsrc, i);
+    for (int i = thread; i < n_v; i += threads) vdst[i] = ld_bf16(vsrc, i);
   }
-  for (int h = threadIdx.x; h < Hv; h += blockDim.x) {
+  for (int h = thread; h < Hv; h += threads) {
     beta[t * Hv + h] = round_bf16(sigmoid32(ld_bf16(b, t * Hv + h)));  // b.sigmoid() on bf16
     float x = ld_bf16(a, t * Hv + h) + ld_weight(dt_bias, dt_f32, h);
     float softplus = x > 20.0f ? x : log1pf(expf(x));
@@ -160,20 +163,26 @@ constexpr int kCols = 8;
 __host__ __device__ constexpr int staged_floats(int dk) { return kChunk * (2 * dk + kCols + 2); }
 
 // R rows of a staged k or q row from p, this lane's row group's first (row `first`), zeros past dk.
-template <int R>
+// FULL: dk == 8 R is known when compiling, so the vector reads need no branch.
+template <int R, bool FULL>
 __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, float (&x)[R]) {
-  if constexpr (R % 4 == 0) {
-    if (dk == 8 * R) {  // every row real: vector reads
+  auto vector_reads = [&] {  // every row real
 #pragma unroll
-      for (int r = 0; r < R; r += 4) {
-        const float4 a = *reinterpret_cast<const float4*>(p + r);
-        x[r] = a.x, x[r + 1] = a.y, x[r + 2] = a.z, x[r + 3] = a.w;
-      }
-      return;
+    for (int r = 0; r < R; r += 4) {
+      const float4 a = *reinterpret_cast<const float4*>(p + r);
+      x[r] = a.x, x[r + 1] = a.y, x[r + 2] = a.z, x[r + 3] = a.w;
     }
-  }
+  };
+  if constexpr (FULL) {
+    static_assert(R % 4 == 0, "whole float4 rows");
+    vector_reads();
+  } else {
+    if constexpr (R % 4 == 0) {
+      if (dk == 8 * R) return vector_reads();
+    }
 #pragma unroll
-  for (int r = 0; r < R; ++r) x[r] = first + r < dk ? p[r] : 0.0f;
+    for (int r = 0; r < R; ++r) x[r] = first + r < dk ? p[r] : 0.0f;
+  }
 }
 
 // One warp per (sequence, value head, 8 state columns): lane = 4 * row_group + column pair, each
@@ -183,7 +192,7 @@ __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, f
 // so a token's critical path is one fma, a 4-deep dot and one shuffle tree; two columns a lane
 // share the row loads and the loop. Inputs are staged into shared memory up to two chunks ahead,
 // so no token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
-template <int R>
+template <int R, bool FULL>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
                                         bool rows16, bool v16, bool o_pairs, int chunked_from) {
@@ -250,7 +259,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   float S0[R], S1[R], kr[R];
 #pragma unroll
   for (int r = 0; r < R; ++r) S0[r] = S1[r] = 0.0f;
-  staged_rows<R>(staged + gi * R, gi * R, dk, kr);
+  staged_rows<R, FULL>(staged + gi * R, gi * R, dk, kr);
   float kv0 = 0.0f, kv1 = 0.0f;  // S starts at zero, so token 0's decayed kv sums are exactly zero
   const bool has0 = j0 < dv, has1 = j0 + 1 < dv, pairs = has1 && o_pairs;
   const int64_t o_step = int64_t(Hv) * dv;
@@ -282,8 +291,8 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
       const float* kn_at = in_chunk ? qp + dk : last_chunk ? qp - dk : nxt + gi * R;
       const float g_next = in_chunk ? gp[1] : last_chunk ? gp[0] : nxt[g_at];
       float qr[R], kn[R];
-      staged_rows<R>(qp, gi * R, dk, qr);
-      staged_rows<R>(kn_at, gi * R, dk, kn);
+      staged_rows<R, FULL>(qp, gi * R, dk, qr);
+      staged_rows<R, FULL>(kn_at, gi * R, dk, kn);
       const float decay = expf(g_next);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
@@ -322,17 +331,18 @@ int delta_rule_chunked_from() {
   return form == "recurrent" ? INT_MAX : form == "chunked" ? 1 : int(kDeltaRuleChunkedFrom);
 }
 
-// The kernel for R rows a lane, allowed (once) the shared memory its largest dk stages.
-template <int R>
+// The kernel for R rows a lane (FULL: dk == 8 R), allowed (once) the shared memory its largest dk stages.
+template <int R, bool FULL = false>
 auto recurrent_kernel() {
   static const bool allowed = [] {
     const size_t most = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(8 * R));
     if (most > 48 * 1024)
-      TF_CUDA(cudaFuncSetAttribute(gated_delta_rule_kernel<R>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
+      TF_CUDA(cudaFuncSetAttribute(gated_delta_rule_kernel<R, FULL>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   int(most)));
     return true;
   }();
   (void)allowed;
-  return gated_delta_rule_kernel<R>;
+  return gated_delta_rule_kernel<R, FULL>;
 }
 
 }  // namespace
@@ -360,7 +370,11 @@ void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const
   int64_t T = q.dim(0), Hk = q.dim(1), dk = q.dim(2), Hv = v.dim(1), dv = v.dim(2);
   if (T == 0) return;
   const float q_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));  // dk ** -0.5 as python does
-  delta_net_prep_kernel<<<static_cast<unsigned>(T), kThreads, 0, stream()>>>(
+  // Few tokens: one warp per q or k head, at most 8 blocks a token. From two blocks an SM on, one block
+  // a token fills the GPU and more blocks only repeat the per-block work.
+  const unsigned slices =
+      T >= 2 * sm_count() ? 1u : unsigned(std::clamp<int64_t>((2 * Hk + kThreads / 32 - 1) / (kThreads / 32), 1, 8));
+  delta_net_prep_kernel<<<dim3(static_cast<unsigned>(T), slices), kThreads, 0, stream()>>>(
       static_cast<const uint16_t*>(mixed.data), static_cast<const uint16_t*>(b.data),
       static_cast<const uint16_t*>(a.data), A_log.data, A_log.dtype == DType::F32, dt_bias.data,
       dt_bias.dtype == DType::F32, q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(),
@@ -402,6 +416,7 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   else if (dk <= 16) args(recurrent_kernel<2>());
   else if (dk <= 32) args(recurrent_kernel<4>());
   else if (dk <= 64) args(recurrent_kernel<8>());
+  else if (dk == 128) args(recurrent_kernel<16, true>());
   else if (dk <= 128) args(recurrent_kernel<16>());
   else args(recurrent_kernel<32>());
   TF_CUDA_LAUNCH("gated_delta_rule_kernel");
