@@ -41,6 +41,20 @@ __device__ double block_sum(double v, double* scratch) {
   return t;
 }
 
+// p of element i of a row: over the scores in place, or (SPLIT) as bf16 hi and lo at at + i.
+template <bool SPLIT>
+__device__ __forceinline__ void store_p(float p, float* row, int64_t at, int i, __nv_bfloat16* p_hi,
+                                        __nv_bfloat16* p_lo) {
+  if constexpr (SPLIT) {
+    __nv_bfloat16 h, l;
+    gemm::split_bf16(p, h, l);
+    p_hi[at + i] = h;
+    p_lo[at + i] = l;
+  } else {
+    row[i] = p;
+  }
+}
+
 // One block per row of s [rows, N]: p = exp(s - max) / sum, the sum in double; p over s in place,
 // or (SPLIT) as bf16 hi and lo rows of p_hi, p_lo.
 template <bool SPLIT>
@@ -58,14 +72,7 @@ __global__ void softmax_rows_kernel(float* __restrict__ s, int N, __nv_bfloat16*
   const int64_t at = int64_t(blockIdx.x) * N;
   for (int i = threadIdx.x; i < N; i += kSoftmaxThreads) {
     const float p = __fdiv_rn(expf(__fsub_rn(row[i], m)), sum_f);
-    if constexpr (SPLIT) {
-      __nv_bfloat16 h, l;
-      gemm::split_bf16(p, h, l);
-      p_hi[at + i] = h;
-      p_lo[at + i] = l;
-    } else {
-      row[i] = p;
-    }
+    store_p<SPLIT>(p, row, at, i, p_hi, p_lo);
   }
 }
 
@@ -98,14 +105,7 @@ __global__ void __launch_bounds__(kSoftmaxThreads) softmax_rows_resident_kernel(
   for (int u = 0; u < V; ++u) {
     const int i = threadIdx.x + kSoftmaxThreads * u;
     const float p = __fdiv_rn(x[u], sum_f);
-    if constexpr (SPLIT) {
-      __nv_bfloat16 h, l;
-      gemm::split_bf16(p, h, l);
-      p_hi[at + i] = h;
-      p_lo[at + i] = l;
-    } else {
-      row[i] = p;
-    }
+    store_p<SPLIT>(p, row, at, i, p_hi, p_lo);
   }
 }
 

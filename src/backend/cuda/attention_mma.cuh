@@ -8,6 +8,7 @@
 // them; pass 2 keeps keys in one and values in the other, each refilled while the other is used.
 #include <cstdint>
 
+#include "backend/cuda/attention_causal.cuh"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/tensor_core.cuh"
 
@@ -70,15 +71,12 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
   constexpr int kTile = kRows * (D + 8);
   uint16_t* qs = sm;  // [64][D + 8]; then two [64][D + 8] buffers: keys, and keys (pass 1) or values (pass 2)
   auto buf = [&](int i) { return sm + (1 + i) * kTile; };
-  const int seq = blockIdx.z;
   const int h = blockIdx.y, hk = h / (Hq / Hkv);
-  const int64_t start = seqs.offsets[seq], end = seqs.offsets[seq + 1];
-  const int64_t row0 = start + int64_t(gridDim.x - 1 - blockIdx.x) * kRows;
-  if (row0 >= end) return;
+  attention_causal::QueryTile qt;
+  if (!attention_causal::query_tile<kRows, kKeys>(seqs, qt)) return;
+  const int64_t start = qt.start, end = qt.end, row0 = qt.row0;
+  const int n_keys = qt.n_keys, tiles = qt.tiles;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t last = (row0 + kRows < end ? row0 + kRows : end) - 1;
-  const int n_keys = static_cast<int>(last - start + 1);
-  const int tiles = (n_keys + kKeys - 1) / kKeys;
   // this thread's two rows, as positions in the sequence (causal limit)
   const int64_t pr0 = row0 - start + warp * 16 + lane / 4, pr1 = pr0 + 8;
   const uint16_t* kh = k + int64_t(hk) * D;
@@ -125,18 +123,7 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
       }
     __syncthreads();  // buf(t & 1) is refilled next step
   }
-  // merge the quad's partial (m, l): a fixed butterfly, the same bits in all four lanes
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float rm = m[r];
-    rm = fmaxf(rm, __shfl_xor_sync(0xffffffffu, rm, 1));
-    rm = fmaxf(rm, __shfl_xor_sync(0xffffffffu, rm, 2));
-    float rl = (m[r] == -INFINITY) ? 0.0f : l[r] * expf(m[r] - rm);
-    rl = rl + __shfl_xor_sync(0xffffffffu, rl, 1);
-    rl = rl + __shfl_xor_sync(0xffffffffu, rl, 2);
-    m[r] = rm;
-    l[r] = rl;
-  }
+  attention_causal::merge_quad(m, l);
 
   float oacc[D / 8][4];
 #pragma unroll

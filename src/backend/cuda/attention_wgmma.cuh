@@ -9,6 +9,7 @@
 // p V reads the same value tile MN-major: nothing is transposed.
 #include <cstdint>
 
+#include "backend/cuda/attention_causal.cuh"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/wgmma.cuh"
 
@@ -79,15 +80,12 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
   extern __shared__ uint8_t raw[];
   uint16_t* qs = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
   auto buf = [&](int i) { return qs + (1 + i) * kTileElems<D>; };
-  const int seq = blockIdx.z;
   const int h = blockIdx.y, hk = h / (Hq / Hkv);
-  const int64_t start = seqs.offsets[seq], end = seqs.offsets[seq + 1];
-  const int64_t row0 = start + int64_t(gridDim.x - 1 - blockIdx.x) * kRows;
-  if (row0 >= end) return;
+  attention_causal::QueryTile qt;
+  if (!attention_causal::query_tile<kRows, kKeys>(seqs, qt)) return;
+  const int64_t start = qt.start, end = qt.end, row0 = qt.row0;
+  const int n_keys = qt.n_keys, tiles = qt.tiles;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t last = (row0 + kRows < end ? row0 + kRows : end) - 1;
-  const int n_keys = static_cast<int>(last - start + 1);
-  const int tiles = (n_keys + kKeys - 1) / kKeys;
   // this thread's two rows, as positions in the sequence (causal limit)
   const int pr0 = static_cast<int>(row0 - start) + warp * 16 + lane / 4, pr1 = pr0 + 8;
   const uint16_t* kh = k + int64_t(hk) * D;
@@ -134,18 +132,7 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
     }
     __syncthreads();  // buf(t & 1) is refilled next step
   }
-  // merge the quad's partial (m, l): a fixed butterfly, the same bits in all four lanes
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float rm = m[r];
-    rm = fmaxf(rm, __shfl_xor_sync(0xffffffffu, rm, 1));
-    rm = fmaxf(rm, __shfl_xor_sync(0xffffffffu, rm, 2));
-    float rl = (m[r] == -INFINITY) ? 0.0f : l[r] * expf(m[r] - rm);
-    rl = rl + __shfl_xor_sync(0xffffffffu, rl, 1);
-    rl = rl + __shfl_xor_sync(0xffffffffu, rl, 2);
-    m[r] = rm;
-    l[r] = 1.0f / rl;  // from here on l holds 1 / l: p = exp(s - m) * (1 / l)
-  }
+  attention_causal::merge_quad<true>(m, l);  // from here on l holds 1 / l: p = exp(s - m) * (1 / l)
 
   float oacc[kHalves][kN / 2];
 #pragma unroll
