@@ -1,7 +1,7 @@
 // Full attention on CUDA: partial rope and causal grouped-query attention at torch eager's bf16
 // rounding points. Attention runs in two passes over the keys: the first finds each row's softmax
-// max and sum, the second forms p = bf16(exp(s - m) / sum) and accumulates p V in key order
-// (on wgmma, mma.sync or the CUDA cores, by head dim).
+// max and sum, the second forms p = bf16(exp(s - m) / sum) (times 1 / sum on wgmma) and accumulates
+// p V in key order (on wgmma, mma.sync or the CUDA cores, by head dim).
 #include <cmath>
 #include <string>
 
@@ -193,35 +193,33 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   const uint16_t* kp = static_cast<const uint16_t*>(k.data);
   const uint16_t* vp = static_cast<const uint16_t*>(v.data);
   uint16_t* op = static_cast<uint16_t*>(o.data);
-  // wgmma for whole 64-wide column blocks, mma.sync for the other tensor-core head dims, the scalar
+  // wgmma for head dims 64, 128 and 256, mma.sync for the other tensor-core head dims, the scalar
   // kernel otherwise; TF_ATTENTION=mma keeps the wgmma dims on mma.sync (to compare the two)
   static const bool wgmma = env_switch("TF_ATTENTION", {"auto", "mma"}) == "auto";
-  auto wg = [&](auto kernel, size_t smem) {
-    TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    dim3 grid(static_cast<unsigned>((longest + attention_wgmma::kRows - 1) / attention_wgmma::kRows),
-              static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count));
-    kernel<<<grid, attention_wgmma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
-    TF_CUDA_LAUNCH("attention_wgmma::attention_kernel");
-  };
-  if (wgmma) switch (d) {
-      case 64: return wg(attention_wgmma::attention_kernel<64>, attention_wgmma::smem_bytes<64>());
-      case 128: return wg(attention_wgmma::attention_kernel<128>, attention_wgmma::smem_bytes<128>());
-      case 256: return wg(attention_wgmma::attention_kernel<256>, attention_wgmma::smem_bytes<256>());
-      default: break;
-    }
-  auto mma = [&](auto kernel, size_t smem) {
+  // both tensor-core kernels: 64 query rows and 128 threads a block, grid (query tiles, heads, sequences)
+  static_assert(attention_wgmma::kRows == attention_mma::kRows && attention_wgmma::kThreads == attention_mma::kThreads);
+  auto tensor_cores = [&](auto kernel, size_t smem, bool on_wgmma) {
     TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
     dim3 grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),
               static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count));
     kernel<<<grid, attention_mma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
-    TF_CUDA_LAUNCH("attention_mma::attention_kernel");
+    if (on_wgmma) TF_CUDA_LAUNCH("attention_wgmma::attention_kernel");
+    else TF_CUDA_LAUNCH("attention_mma::attention_kernel");
   };
+  namespace wg = attention_wgmma;
+  namespace mma = attention_mma;
+  if (wgmma) switch (d) {
+      case 64: return tensor_cores(wg::attention_kernel<64>, wg::smem_bytes<64>(), true);
+      case 128: return tensor_cores(wg::attention_kernel<128>, wg::smem_bytes<128>(), true);
+      case 256: return tensor_cores(wg::attention_kernel<256>, wg::smem_bytes<256>(), true);
+      default: break;
+    }
   switch (d) {
-    case 16: return mma(attention_mma::attention_kernel<16>, attention_mma::smem_bytes<16>());
-    case 32: return mma(attention_mma::attention_kernel<32>, attention_mma::smem_bytes<32>());
-    case 64: return mma(attention_mma::attention_kernel<64>, attention_mma::smem_bytes<64>());
-    case 128: return mma(attention_mma::attention_kernel<128>, attention_mma::smem_bytes<128>());
-    case 256: return mma(attention_mma::attention_kernel<256>, attention_mma::smem_bytes<256>());
+    case 16: return tensor_cores(mma::attention_kernel<16>, mma::smem_bytes<16>(), false);
+    case 32: return tensor_cores(mma::attention_kernel<32>, mma::smem_bytes<32>(), false);
+    case 64: return tensor_cores(mma::attention_kernel<64>, mma::smem_bytes<64>(), false);
+    case 128: return tensor_cores(mma::attention_kernel<128>, mma::smem_bytes<128>(), false);
+    case 256: return tensor_cores(mma::attention_kernel<256>, mma::smem_bytes<256>(), false);
     default: break;
   }
   size_t smem = sizeof(float) * (size_t(kRows + kKeys) * (d + 1) + kRows * kKeys);
