@@ -1,13 +1,15 @@
-// The gated delta rule in the chunked (WY) form on CUDA, fp32 FFMA throughout (the order of
-// backend/cpu/delta_rule_chunked.cpp): the prep (delta_rule_chunk_prep.cu), then
+// The gated delta rule in the chunked (WY) form on CUDA: the prep (delta_rule_chunk_prep.cu), then
 //   chunk_pass_kernel, one block per (32 state columns, value head, sequence), chunks in order:
-//     V' = U - W S, O = exp(G) Q S + M V', S = exp(G_last) S + K^T V'', the state slice in shared memory.
+//     V' = U - W S, O = exp(G) Q S + M V', S = exp(G_last) S + K^T V'', the state slice in shared memory,
+//   its three products on the tensor cores as 3xTF32 (mma_3xtf32.cuh), within the contract of the
+//   fp32 recurrence; the sums' order is the MMAs' (8 terms a step), not the CPU chunked form's.
 #include <algorithm>
 #include <string>
 
 #include "backend/cuda/check.h"
 #include "backend/cuda/delta_rule_chunked.cuh"
 #include "backend/cuda/delta_rule_chunked.h"
+#include "backend/cuda/mma_3xtf32.cuh"
 #include "backend/cuda/transformer_ops.h"
 
 namespace tf::cuda {
@@ -17,49 +19,63 @@ using namespace chunked;
 namespace {
 
 constexpr size_t kPassSmem =
-    sizeof(float) * (kMaxDim * kPitchS + 2 * kC * kPitch + kC * kPitch + kC * kPitchC + 3 * kC * kPitchS + 2 * kC);
+    sizeof(float) * (2 * kMaxDim * kPitchN + 2 * kC * kPitch + kC * kPitchK + kC * kPitchC + 5 * kC * kPitchN + 2 * kC);
+static_assert(kThreads / 32 * 16 == kMaxDim && kSlice == 32 && kC == 64, "the pass's warp tiling");
+
+// Rows i, i + 8 and columns n0 + 2t, + 1 of a 16 x 8 accumulator tile as two float2: (c0, c1), (c2, c3).
+__device__ __forceinline__ int acc_row(int e, tf32x3::Lane l) { return l.g + 8 * (e / 2); }
+__device__ __forceinline__ int acc_col(int e, tf32x3::Lane l) { return 2 * l.t + e % 2; }
 
 __global__ void __launch_bounds__(kThreads, 1)
     chunk_pass_kernel(const float* q, const float* k, SeqTable seqs, int min_len, ChunkWork ws, uint16_t* o, int Hk,
                       int dk, int Hv, int dv, bool rows16) {
   extern __shared__ __align__(16) float sm[];
-  float* Ss = sm;                        // [128][36] the state's columns col0 .. col0 + 31
-  float* WQ = Ss + kMaxDim * kPitchS;    // [128][132] W rows, then query rows
-  float* Ks = WQ + 2 * kC * kPitch;      // [64][132]
-  float* Ms = Ks + kC * kPitch;          // [64][68]
-  float* Us = Ms + kC * kPitchC;         // [64][36]
-  float* Vp = Us + kC * kPitchS;         // [64][36] V'
-  float* Vpp = Vp + kC * kPitchS;        // [64][36] V'' = E_{last,j} V'
-  float* eLs = Vpp + kC * kPitchS;       // [64]
-  float* eGs = eLs + kC;                 // [64]
+  uint32_t* Sh = reinterpret_cast<uint32_t*>(sm);  // [128][40] the state's columns col0 .. col0 + 31, split
+  uint32_t* Sl = Sh + kMaxDim * kPitchN;
+  float* WQ = sm + 2 * kMaxDim * kPitchN;  // [128][132] W rows, then query rows
+  float* Ks = WQ + 2 * kC * kPitch;        // [64][136]
+  float* Ms = Ks + kC * kPitchK;           // [64][68]
+  float* Us = Ms + kC * kPitchC;           // [64][40]
+  uint32_t* Vph = reinterpret_cast<uint32_t*>(Us + kC * kPitchN);  // [64][40] V', split
+  uint32_t* Vpl = Vph + kC * kPitchN;
+  uint32_t* Vpph = Vpl + kC * kPitchN;  // [64][40] V'' = E_{last,j} V', split
+  uint32_t* Vppl = Vpph + kC * kPitchN;
+  float* eLs = reinterpret_cast<float*>(Vppl + kC * kPitchN);  // [64]
+  float* eGs = eLs + kC;                                       // [64]
   const int s = blockIdx.z, h = blockIdx.y, hk = h / (Hv / Hk), col0 = blockIdx.x * kSlice, tid = threadIdx.x;
   const int start = seqs.offsets[s], len = seqs.offsets[s + 1] - start;
   if (len < min_len || len == 0) return;
   const int chunks = (len + kC - 1) / kC;
 
-  // Zero everything once: padding columns stay zero, and no sum ever meets uninitialised bits.
+  // Zero everything once: padding rows and columns stay zero, and no sum ever meets uninitialised bits.
   for (int i = tid; i < int(kPassSmem / sizeof(float)); i += kThreads) sm[i] = 0.0f;
   __syncthreads();
 
   // Group A: what V' and P need (W, queries, U's slice, E_{last,j}); group B: keys, M, exp(G).
   auto stage_a = [&](int c) {
     const int c0 = start + c * kC, n = min(kC, len - c * kC);
-    stage_rows(WQ, kPitch, ws.W + (int64_t(c0) * Hv + h) * kMaxDim, int64_t(Hv) * kMaxDim, n, kMaxDim, true, tid);
-    stage_rows(WQ + kC * kPitch, kPitch, q + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, rows16, tid);
-    stage_rows(Us, kPitchS, ws.U + (int64_t(c0) * Hv + h) * kMaxDim + col0, int64_t(Hv) * kMaxDim, n, kSlice, true, tid);
+    stage_rows16<kMaxDim>(WQ, kPitch, ws.W + (int64_t(c0) * Hv + h) * kMaxDim, int64_t(Hv) * kMaxDim, n, kMaxDim, tid);
+    if (rows16) stage_rows16<kMaxDim>(WQ + kC * kPitch, kPitch, q + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, tid);
+    else stage_rows(WQ + kC * kPitch, kPitch, q + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, false, tid);
+    stage_rows16<kSlice>(Us, kPitchN, ws.U + (int64_t(c0) * Hv + h) * kMaxDim + col0, int64_t(Hv) * kMaxDim, n, kSlice, tid);
     stage_rows(eLs, 1, ws.eL + int64_t(c0) * Hv + h, Hv, n, 1, false, tid);
     cp_async_commit();
   };
   auto stage_b = [&](int c) {
     const int c0 = start + c * kC, n = min(kC, len - c * kC);
-    stage_rows(Ks, kPitch, k + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, rows16, tid);
-    stage_rows(Ms, kPitchC, ws.M + (int64_t(c0) * Hv + h) * kC, int64_t(Hv) * kC, n, kC, true, tid);
+    if (rows16) stage_rows16<kMaxDim>(Ks, kPitchK, k + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, tid);
+    else stage_rows(Ks, kPitchK, k + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, false, tid);
+    stage_rows16<kC>(Ms, kPitchC, ws.M + (int64_t(c0) * Hv + h) * kC, int64_t(Hv) * kC, n, kC, tid);
     stage_rows(eGs, 1, ws.eG + int64_t(c0) * Hv + h, Hv, n, 1, false, tid);
     cp_async_commit();
   };
 
-  const int rg = tid / 8, cg = tid % 8;  // phase 1 rows rg + 32m; phase 2 O rows rg, rg + 32 and state rows 4rg..
-  const int dk4 = (dk + 3) & ~3;
+  // Warp w: row tile w of [W; Q] and, for w >= 4, row tile w - 4 of O, over all 32 columns; state
+  // rows 16 w .. + 15, held in registers across chunks (st), their split copy in Sh / Sl.
+  const int warp = tid / 32;
+  const tf32x3::Lane lane(tid % 32);
+  const int dk8 = (dk + 7) & ~7;
+  float st[4][4] = {};
   stage_a(0);
   stage_b(0);
   for (int c = 0; c < chunks; ++c) {
@@ -67,27 +83,24 @@ __global__ void __launch_bounds__(kThreads, 1)
     cp_async_wait<1>();  // group A of this chunk
     __syncthreads();
 
-    // Phase 1: [W; Q] S over the key dim in order; V' = U - W S (zero past n), P = Q S kept.
+    // Phase 1: [W; Q] S over the key dim; V' = U - W S (zero past n), P = Q S kept in registers.
     float acc[4][4] = {};
-#pragma unroll 2
-    for (int r = 0; r < dk4; r += 4) {
-      float4 sv[4];
+#pragma unroll 4
+    for (int r = 0; r < dk8; r += 8) {
+      const tf32x3::FragA a = tf32x3::load_a(WQ, kPitch, 16 * warp, r, lane);
 #pragma unroll
-      for (int x = 0; x < 4; ++x) sv[x] = ld4(Ss + (r + x) * kPitchS + 4 * cg);
-#pragma unroll
-      for (int m = 0; m < 4; ++m) fma4x4(acc[m], ld4(WQ + (rg + 32 * m) * kPitch + r), sv);
+      for (int x = 0; x < 4; ++x) tf32x3::mma(acc[x], a, tf32x3::load_b(Sh, Sl, kPitchN, r, 8 * x, lane));
     }
+    if (warp < 4) {
 #pragma unroll
-    for (int m = 0; m < 2; ++m) {
-      const int i = rg + 32 * m;
-      float vp[4], vpp[4];
+      for (int x = 0; x < 4; ++x)
 #pragma unroll
-      for (int x = 0; x < 4; ++x) {
-        vp[x] = i < n ? __fsub_rn(Us[i * kPitchS + 4 * cg + x], acc[m][x]) : 0.0f;
-        vpp[x] = i < n ? __fmul_rn(eLs[i], vp[x]) : 0.0f;
-      }
-      *reinterpret_cast<float4*>(Vp + i * kPitchS + 4 * cg) = make_float4(vp[0], vp[1], vp[2], vp[3]);
-      *reinterpret_cast<float4*>(Vpp + i * kPitchS + 4 * cg) = make_float4(vpp[0], vpp[1], vpp[2], vpp[3]);
+        for (int e = 0; e < 4; ++e) {
+          const int i = 16 * warp + acc_row(e, lane), at = i * kPitchN + 8 * x + acc_col(e, lane);
+          const float vp = i < n ? __fsub_rn(Us[at], acc[x][e]) : 0.0f, vpp = i < n ? __fmul_rn(eLs[i], vp) : 0.0f;
+          const uint2 a = tf32x3::split(vp), b = tf32x3::split(vpp);
+          Vph[at] = a.x, Vpl[at] = a.y, Vpph[at] = b.x, Vppl[at] = b.y;
+        }
     }
     __syncthreads();
     if (c + 1 < chunks) stage_a(c + 1);
@@ -95,53 +108,49 @@ __global__ void __launch_bounds__(kThreads, 1)
     cp_async_wait<1>();      // group B of this chunk
     __syncthreads();
 
-    // Phase 2a: O = bf16(exp(G_i) P + M V'), j in order (M is zero past the diagonal).
-    const int i0 = rg, i1 = rg + 32;
-    float o0[4], o1[4];
+    // Phase 2a (warps 4-7): O = bf16(exp(G_i) P + M V'), j up to the row tile's diagonal (M is zero past it).
+    if (warp >= 4) {
+      const int m0 = 16 * (warp - 4);
 #pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      o0[x] = __fmul_rn(eGs[i0], acc[2][x]);
-      o1[x] = __fmul_rn(eGs[i1], acc[3][x]);
-    }
-#pragma unroll 2
-    for (int jb = 0; jb <= i1 / 4; ++jb) {
-      float4 vv[4];
+      for (int x = 0; x < 4; ++x)
 #pragma unroll
-      for (int x = 0; x < 4; ++x) vv[x] = ld4(Vp + (4 * jb + x) * kPitchS + 4 * cg);
-      if (jb <= i0 / 4) fma4x4(o0, ld4(Ms + i0 * kPitchC + 4 * jb), vv);
-      fma4x4(o1, ld4(Ms + i1 * kPitchC + 4 * jb), vv);
-    }
+        for (int e = 0; e < 4; ++e) acc[x][e] = __fmul_rn(eGs[m0 + acc_row(e, lane)], acc[x][e]);
+      for (int j = 0; j < m0 + 16; j += 8) {
+        const tf32x3::FragA a = tf32x3::load_a(Ms, kPitchC, m0, j, lane);
 #pragma unroll
-    for (int x = 0; x < 4; ++x) {
-      const int col = col0 + 4 * cg + x;
-      if (col >= dv) continue;
-      if (i0 < n) o[(int64_t(c0 + i0) * Hv + h) * dv + col] = st_bf16(o0[x]);
-      if (i1 < n) o[(int64_t(c0 + i1) * Hv + h) * dv + col] = st_bf16(o1[x]);
-    }
-
-    // Phase 2b: S = exp(G_last) S + K^T V'', j in order; each thread owns its 4 x 4 of S.
-    if (4 * rg < dk) {
-      const float last = eGs[n - 1];
-      float st[4][4];
-#pragma unroll
-      for (int a = 0; a < 4; ++a)
-#pragma unroll
-        for (int x = 0; x < 4; ++x) st[a][x] = __fmul_rn(last, Ss[(4 * rg + a) * kPitchS + 4 * cg + x]);
-#pragma unroll 4
-      for (int j = 0; j < n; ++j) {
-        const float4 kj = ld4(Ks + j * kPitch + 4 * rg), vj = ld4(Vpp + j * kPitchS + 4 * cg);
-#pragma unroll
-        for (int a = 0; a < 4; ++a) {
-          const float ka = at(kj, a);
-          st[a][0] = __fmaf_rn(ka, vj.x, st[a][0]);
-          st[a][1] = __fmaf_rn(ka, vj.y, st[a][1]);
-          st[a][2] = __fmaf_rn(ka, vj.z, st[a][2]);
-          st[a][3] = __fmaf_rn(ka, vj.w, st[a][3]);
-        }
+        for (int x = 0; x < 4; ++x) tf32x3::mma(acc[x], a, tf32x3::load_b(Vph, Vpl, kPitchN, j, 8 * x, lane));
       }
 #pragma unroll
-      for (int a = 0; a < 4; ++a)
-        *reinterpret_cast<float4*>(Ss + (4 * rg + a) * kPitchS + 4 * cg) = make_float4(st[a][0], st[a][1], st[a][2], st[a][3]);
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int i = m0 + acc_row(e, lane), col = col0 + 8 * x + acc_col(e, lane);
+          if (i < n && col < dv) o[(int64_t(c0 + i) * Hv + h) * dv + col] = st_bf16(acc[x][e]);
+        }
+    }
+
+    // Phase 2b: S = exp(G_last) S + K^T V'' over j < n (V'' is zero past n), this warp's 16 state rows.
+    if (16 * warp < dk) {
+      const float last = eGs[n - 1];
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) st[x][e] = __fmul_rn(last, st[x][e]);
+      const int n8 = (n + 7) & ~7;
+#pragma unroll 2
+      for (int j = 0; j < n8; j += 8) {
+        const tf32x3::FragA a = tf32x3::load_a_transposed(Ks, kPitchK, 16 * warp, j, lane);
+#pragma unroll
+        for (int x = 0; x < 4; ++x) tf32x3::mma(st[x], a, tf32x3::load_b(Vpph, Vppl, kPitchN, j, 8 * x, lane));
+      }
+#pragma unroll
+      for (int x = 0; x < 4; ++x)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int at = (16 * warp + acc_row(e, lane)) * kPitchN + 8 * x + acc_col(e, lane);
+          const uint2 p = tf32x3::split(st[x][e]);
+          Sh[at] = p.x, Sl[at] = p.y;
+        }
     }
     __syncthreads();
     if (c + 1 < chunks) stage_b(c + 1);

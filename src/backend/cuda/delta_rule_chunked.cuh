@@ -14,7 +14,8 @@ constexpr int kMaxDim = 128;  // dk and dv the kernels hold
 constexpr int kPitch = 132;   // [64][128] tiles: float4 rows of a warp land in distinct banks
 constexpr int kPitchC = 68;   // [64][65] tiles (decays, L, A, M)
 constexpr int kSlice = 32;    // state columns per pass block
-constexpr int kPitchS = 36;   // [*][32] tiles
+constexpr int kPitchN = 40;   // [*][32] tiles read as B operands: rows t and t + 4 of a fragment in distinct banks
+constexpr int kPitchK = 136;  // [64][128] keys read transposed as the A operand, likewise
 constexpr int kThreads = 256;
 
 // The prep kernel's outputs, token-major like the inputs: W, U [T, Hv, 128] (zero past dk, dv),
@@ -63,6 +64,21 @@ __device__ __forceinline__ void stage_rows(float* dst, int pitch, const float* s
     if (by16) cp_async_16(dst + i * pitch + 4 * x, src + i * stride + 4 * x);
     else cp_async_4(dst + i * pitch + x, src + i * stride + x);
   }
+}
+
+// The same for 16-byte rows of kWidth floats, of which the first `width` are copied: each thread keeps
+// one 16-byte column and steps by whole rows, so a copy costs a pointer add.
+template <int kWidth>
+__device__ __forceinline__ void stage_rows16(float* dst, int pitch, const float* src, int64_t stride, int n, int width,
+                                             int tid) {
+  static_assert(kWidth % 4 == 0 && kThreads % (kWidth / 4) == 0, "whole rows a pass");
+  constexpr int kPer = kWidth / 4, kRowsAPass = kThreads / kPer;
+  const int r0 = tid / kPer, x = 4 * (tid % kPer);
+  if (x >= width) return;
+  const float* s = src + r0 * stride + x;
+  float* d = dst + r0 * pitch + x;
+#pragma unroll 4
+  for (int i = r0; i < n; i += kRowsAPass, s += kRowsAPass * stride, d += kRowsAPass * pitch) cp_async_16(d, s);
 }
 
 // The prep: decays, L, M, A = (I + L)^-1, W = A X and U = A Y for every chunk of the sequences of at
