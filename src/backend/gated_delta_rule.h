@@ -25,11 +25,12 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
 //   A = (I + strictly-lower(beta_i (k_i . k_j) E_ij))^-1   (in 16-row blocks, forward substitution)
 //   W = A diag(beta exp(G)) K;  U = A diag(beta) V;  M = causal(Q K^T o E) (diagonal included)
 //   V' = U - W S;  O = bf16(diag(exp(G)) Q S + M V');  S = exp(G_last) S + K^T diag(E_last,j) V'
-// All in fp32. CUDA holds dk and dv up to 128.
+// All in fp32; on CUDA the Gram, W / U and the pass's products are 3xTF32 on the tensor cores (an
+// fp32-class product, summed in the MMAs' order), within the same contract. CUDA holds dk and dv up to 128.
 void gated_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
                               const SeqOffsets& seq_offsets, Tensor& o);
 
 constexpr int64_t kDeltaRuleChunk = 64;
-constexpr int64_t kDeltaRuleChunkedFrom = 192;  // where the chunked form starts to win on the H200
+constexpr int64_t kDeltaRuleChunkedFrom = 128;  // where the chunked form starts to win on the H200
 
 }  // namespace tf

@@ -1,5 +1,6 @@
-// The gated delta rule in the chunked (WY) form on the CPU: the plain statement of the order the
-// CUDA kernels follow (same sums, same fma points), for the contract and for comparison.
+// The gated delta rule in the chunked (WY) form on the CPU: the plain statement of the form, for the
+// contract and for comparison. The CUDA prep follows its decays and inverse step for step; its
+// products (and the pass's) are 3xTF32 MMAs there, so their sums run in another order.
 #include <algorithm>
 #include <cmath>
 #include <vector>

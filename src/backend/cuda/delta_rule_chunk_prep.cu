@@ -1,18 +1,19 @@
 // The chunked gated delta rule's prep kernel, one block per (chunk, value head, sequence), all
 // chunks at once: the decays, L and M from the chunk's Gram products, A = (I + L)^-1 in 16-row
-// blocks, then W = A X and U = A Y; fp32 FFMA in the order of backend/cpu/delta_rule_chunked.cpp.
+// blocks, then W = A X and U = A Y. The Gram and W / U products run on the tensor cores as 3xTF32
+// (mma_3xtf32.cuh); the decays and the inverse are fp32 in the order of backend/cpu/delta_rule_chunked.cpp.
 #include "backend/cuda/check.h"
 #include "backend/cuda/delta_rule_chunked.cuh"
+#include "backend/cuda/mma_3xtf32.cuh"
 
 namespace tf::cuda::chunked {
 
 namespace {
 
-constexpr int kGramTiles = (kC / 4) * (kC / 4 + 1) / 2;  // 4x4 tiles on or below the diagonal
-constexpr int kDecay0 = 160;  // the decay threads, kC + 1 of them, a warp boundary past the Gram's
-constexpr int kBlk = 16;      // the inverse's block rows
-constexpr int kPitchT = 52;   // [16][48] block-row products
-static_assert(kGramTiles <= kDecay0 && kDecay0 + kC < kThreads && kDecay0 % 32 == 0, "prep thread roles overlap");
+constexpr int kBlk = 16;     // the inverse's block rows
+constexpr int kPitchT = 52;  // [16][48] block-row products
+constexpr int kDecay0 = 128;  // the decay threads (warps 4 and 5), which hold no Gram tile
+static_assert(kThreads == 256 && kC == 64, "the prep's warp roles");
 static_assert(kC % kBlk == 0 && kC / kBlk * kBlk <= kThreads, "the diagonal blocks' columns are one thread each");
 
 constexpr size_t kPrepSmem = sizeof(float) * (2 * kC * kPitch + 2 * kC * kPitchC + kBlk * kPitchT + 3 * kC);
@@ -100,40 +101,32 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   __syncthreads();
 
-  // Gram products on the 4x4 tiles on or below the diagonal (threads below kGramTiles), sums over
-  // the key dim in order; meanwhile the decays (kDecay0 on): thread `col` runs its own sum from
-  // token col on, so E near the diagonal carries only the rounding of the few terms it spans.
-  const int dk4 = (dk + 3) & ~3;
+  // Gram products K K^T and Q K^T on the tensor cores: warp w holds row tile w % 4 over columns
+  // 32 (w / 4) .. + 31, the 8-wide tiles on or left of the diagonal (warps 4 and 5 hold none).
+  // Meanwhile the decays (warps 4 and 5): thread `col` runs its own sum from token col on, so E near
+  // the diagonal carries only the rounding of the few terms it spans.
+  const int warp = tid / 32, mt = warp % 4, n0 = 32 * (warp / 4);
+  const tf32x3::Lane lane(tid % 32);
+  const int dk8 = (dk + 7) & ~7;
   float kk[4][4] = {}, qk[4][4] = {};
-  int ti = 0, tj = 0;
-  if (tid < kGramTiles) {
-    while ((ti + 1) * (ti + 2) / 2 <= tid) ++ti;
-    tj = tid - ti * (ti + 1) / 2;
-    for (int c = 0; c < dk4; c += 4) {
-      float4 ki[4], qi[4], kj[4];
+  auto live = [&](int x) { return n0 + 8 * x <= 16 * mt + 15; };
+  if (live(0)) {
+#pragma unroll 2
+    for (int c = 0; c < dk8; c += 8) {
+      const tf32x3::FragA ak = tf32x3::load_a(Ks, kPitch, 16 * mt, c, lane);
+      const tf32x3::FragA aq = tf32x3::load_a(Qs, kPitch, 16 * mt, c, lane);
 #pragma unroll
-      for (int a = 0; a < 4; ++a) {
-        ki[a] = ld4(Ks + (4 * ti + a) * kPitch + c);
-        qi[a] = ld4(Qs + (4 * ti + a) * kPitch + c);
-        kj[a] = ld4(Ks + (4 * tj + a) * kPitch + c);
+      for (int x = 0; x < 4; ++x) {
+        if (!live(x)) continue;
+        const tf32x3::FragB b = tf32x3::load_b_transposed(Ks, kPitch, c, n0 + 8 * x, lane);
+        tf32x3::mma(kk[x], ak, b);
+        tf32x3::mma(qk[x], aq, b);
       }
-#pragma unroll
-      for (int a = 0; a < 4; ++a)
-#pragma unroll
-        for (int b = 0; b < 4; ++b) {
-          kk[a][b] = __fmaf_rn(ki[a].x, kj[b].x, kk[a][b]);
-          kk[a][b] = __fmaf_rn(ki[a].y, kj[b].y, kk[a][b]);
-          kk[a][b] = __fmaf_rn(ki[a].z, kj[b].z, kk[a][b]);
-          kk[a][b] = __fmaf_rn(ki[a].w, kj[b].w, kk[a][b]);
-          qk[a][b] = __fmaf_rn(qi[a].x, kj[b].x, qk[a][b]);
-          qk[a][b] = __fmaf_rn(qi[a].y, kj[b].y, qk[a][b]);
-          qk[a][b] = __fmaf_rn(qi[a].z, kj[b].z, qk[a][b]);
-          qk[a][b] = __fmaf_rn(qi[a].w, kj[b].w, qk[a][b]);
-        }
     }
-  } else if (tid >= kDecay0 && tid <= kDecay0 + kC) {
+  } else if (tid >= kDecay0 && tid < kDecay0 + kC) {
     const int col = tid - kDecay0;
     if (col >= 1) E[(col - 1) * kPitchC + col] = 1.0f;
+    if (col == 0) E[(kC - 1) * kPitchC + kC] = 1.0f;
     float D = 0.0f;
     for (int i = col; i < n; ++i) {
       D = __fadd_rn(D, gs[i]);
@@ -149,26 +142,26 @@ __global__ void __launch_bounds__(kThreads, 2)
       ws.eL[th] = E[(n - 1) * kPitchC + tid + 1];
     }
   }
-  // L = beta_i (k_i . k_j) E_ij (j < i) and M = (q_i . k_j) E_ij (j <= i).
-  if (tid < kGramTiles) {
+  // L = beta_i (k_i . k_j) E_ij (j < i) and M = (q_i . k_j) E_ij (j <= i), rows past n left zero.
 #pragma unroll
-    for (int a = 0; a < 4; ++a) {
-      const int i = 4 * ti + a;
-      float m[4];
+  for (int x = 0; x < 4; ++x) {
+    if (!live(x)) continue;
 #pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        const int j = 4 * tj + b;
-        const float e = E[i * kPitchC + j + 1];
-        if (j < i) L[i * kPitchC + j] = __fmul_rn(__fmul_rn(bs[i], kk[a][b]), e);
-        m[b] = j <= i ? __fmul_rn(qk[a][b], e) : 0.0f;
+    for (int half = 0; half < 2; ++half) {
+      const int i = 16 * mt + lane.g + 8 * half, j = n0 + 8 * x + 2 * lane.t;
+      float m[2];
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const float ee = i < n ? E[i * kPitchC + j + e + 1] : 0.0f;
+        L[i * kPitchC + j + e] = j + e < i ? __fmul_rn(__fmul_rn(bs[i], kk[x][2 * half + e]), ee) : 0.0f;
+        m[e] = j + e <= i ? __fmul_rn(qk[x][2 * half + e], ee) : 0.0f;
       }
-      if (i < n)
-        *reinterpret_cast<float4*>(ws.M + (int64_t(c0 + i) * Hv + h) * kC + 4 * tj) = make_float4(m[0], m[1], m[2], m[3]);
+      if (i < n) *reinterpret_cast<float2*>(ws.M + (int64_t(c0 + i) * Hv + h) * kC + j) = make_float2(m[0], m[1]);
     }
   }
-  for (int idx = tid; idx < kC * kC / 4; idx += kThreads) {  // M above the diagonal tiles
+  for (int idx = tid; idx < kC * kC / 4; idx += kThreads) {  // M right of the row tile's last Gram column
     const int i = idx / (kC / 4), jq = idx % (kC / 4);
-    if (i < n && jq > i / 4)
+    if (i < n && 4 * jq > (i / 16) * 16 + 15)
       *reinterpret_cast<float4*>(ws.M + (int64_t(c0 + i) * Hv + h) * kC + 4 * jq) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
   __syncthreads();
@@ -207,28 +200,30 @@ __global__ void __launch_bounds__(kThreads, 2)
   __syncthreads();
   invert_block_rows(L, A, T, tid);
 
-  // [W | U] = A [X | Y]: thread (rg, cg) holds rows rg + 4m and 4 of the 256 columns; row i needs
-  // j <= i only, so a block of four j skips the rows above it (A is zero there).
-  const int cg = tid % 64, rg = tid / 64;
-  const bool is_x = cg < 32;
-  const float* B = (is_x ? Ks : Qs) + 4 * (cg % 32);
-  float acc[16][4] = {};
-  const int jbs = (n + 3) / 4;
-  for (int jb = 0; jb < jbs; ++jb) {
-    float4 b[4];
+  // [W | U] = A [X | Y] on the tensor cores: warp w holds columns 16 w .. + 15 of X, then of Y, over
+  // the four row tiles; row tile m needs j < 16 m + 16 only (A is zero right of its diagonal block).
+#pragma unroll 1
+  for (int part = 0; part < 2; ++part) {
+    const float* B = part == 0 ? Ks : Qs;
+    float* dst = part == 0 ? ws.W : ws.U;
+#pragma unroll 1
+    for (int m = 0; m < kC / 16; ++m) {
+      float acc[2][4] = {};
+      for (int j = 0; j < 16 * m + 16; j += 8) {
+        const tf32x3::FragA a = tf32x3::load_a(A, kPitchC, 16 * m, j, lane);
 #pragma unroll
-    for (int x = 0; x < 4; ++x) b[x] = ld4(B + (4 * jb + x) * kPitch);
+        for (int x = 0; x < 2; ++x) tf32x3::mma(acc[x], a, tf32x3::load_b(B, kPitch, j, 16 * warp + 8 * x, lane));
+      }
 #pragma unroll
-    for (int m = 0; m < 16; ++m)
-      if (m >= jb) fma4x4(acc[m], ld4(A + (rg + 4 * m) * kPitchC + 4 * jb), b);
-  }
-  float* dst = is_x ? ws.W : ws.U;
+      for (int x = 0; x < 2; ++x)
 #pragma unroll
-  for (int m = 0; m < 16; ++m) {
-    const int i = rg + 4 * m;
-    if (i < n)
-      *reinterpret_cast<float4*>(dst + (int64_t(c0 + i) * Hv + h) * kMaxDim + 4 * (cg % 32)) =
-          make_float4(acc[m][0], acc[m][1], acc[m][2], acc[m][3]);
+        for (int half = 0; half < 2; ++half) {
+          const int i = 16 * m + lane.g + 8 * half;
+          if (i < n)
+            *reinterpret_cast<float2*>(dst + (int64_t(c0 + i) * Hv + h) * kMaxDim + 16 * warp + 8 * x + 2 * lane.t) =
+                make_float2(acc[x][2 * half], acc[x][2 * half + 1]);
+        }
+    }
   }
 }
 

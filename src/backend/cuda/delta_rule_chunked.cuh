@@ -29,18 +29,6 @@ struct ChunkWork {
 };
 
 __device__ __forceinline__ float4 ld4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-__device__ __forceinline__ float at(const float4& v, int i) { return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w; }
-
-// acc[c] += a.x b0[c] + a.y b1[c] + a.z b2[c] + a.w b3[c], one fma each, in that order.
-__device__ __forceinline__ void fma4x4(float (&acc)[4], const float4& a, const float4 (&b)[4]) {
-#pragma unroll
-  for (int c = 0; c < 4; ++c) {
-    acc[c] = __fmaf_rn(a.x, at(b[0], c), acc[c]);
-    acc[c] = __fmaf_rn(a.y, at(b[1], c), acc[c]);
-    acc[c] = __fmaf_rn(a.z, at(b[2], c), acc[c]);
-    acc[c] = __fmaf_rn(a.w, at(b[3], c), acc[c]);
-  }
-}
 
 // The sequence's chunk this block prepares, or n = 0 when it has none.
 struct ChunkSpan {

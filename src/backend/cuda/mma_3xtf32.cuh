@@ -68,6 +68,14 @@ __device__ __forceinline__ FragB load_b(const float* B, int ld, int k0, int n0, 
   return f;
 }
 
+// B[k][n] = X[n][k] from a row-major tile X (pitch `ld`): the transposed operand, no copy.
+__device__ __forceinline__ FragB load_b_transposed(const float* X, int ld, int k0, int n0, Lane l) {
+  const float* p = X + (n0 + l.g) * ld + k0 + l.t;
+  const float x[2] = {p[0], p[4]};
+  FragB f;
+  split(x, f.hi, f.lo);
+  return f;
+}
 // The same from a tile stored split: planes hi and lo, pitch `ld`.
 __device__ __forceinline__ FragB load_b(const uint32_t* hi, const uint32_t* lo, int ld, int k0, int n0, Lane l) {
   const int at = (k0 + l.t) * ld + n0 + l.g;
