@@ -100,9 +100,27 @@ void copy_into(Tensor& dst, const Tensor& src) {
   hooks().at(other).copy(dst.data, src.data, n, dst.device, src.device);
 }
 
+namespace {
+// A host tensor for bytes coming back from device `from`: in the memory that device copies into
+// fastest where it offers some.
+Tensor empty_host_from(DType dt, const Shape& s, Device from) {
+  const DeviceMemoryHooks& h = hooks().at(from);
+  Tensor x;
+  x.dtype = dt;
+  x.shape = s;
+  const size_t n = x.nbytes();
+  void* p = n && h.alloc_host ? h.alloc_host(n) : nullptr;
+  if (!p) return empty(dt, s, Device::CPU);
+  auto freer = h.free_host;
+  x.storage = std::shared_ptr<void>(p, [freer](void* q) { freer(q); });
+  x.data = p;
+  return x;
+}
+}  // namespace
+
 Tensor to_device(const Tensor& t, Device d) {
   if (t.device == d) return t;
-  Tensor out = empty(t.dtype, t.shape, d);
+  Tensor out = d == Device::CPU ? empty_host_from(t.dtype, t.shape, t.device) : empty(t.dtype, t.shape, d);
   copy_into(out, t);
   return out;
 }

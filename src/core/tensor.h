@@ -49,6 +49,10 @@ struct DeviceMemoryHooks {
   std::function<void(void*)> free;
   std::function<void(void* dst, const void* src, size_t n, Device dst_dev, Device src_dev)> copy;
   std::function<void(void* dst, size_t n)> zero;
+  // Optional: host memory the device copies into at full speed (pinned), for tensors copied back
+  // from it; alloc_host may return nullptr, and the copy then lands in ordinary host memory.
+  std::function<void*(size_t)> alloc_host;
+  std::function<void(void*)> free_host;
 };
 void register_device_memory(Device d, DeviceMemoryHooks hooks);
 bool device_available(Device d);

@@ -43,6 +43,34 @@ TEST(CudaRuntime, CopiesRoundTripAndCountsPeak) {
 #endif
 }
 
+// Rows copied back land in pinned memory (the copy engine's full speed), reused once freed.
+TEST(CudaRuntime, CopiesBackIntoReusedPinnedMemory) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  Tensor h = random_bf16({4096, 33}, 2);
+  Tensor d = to_device(h, Device::CUDA);
+  Tensor back = to_device(d, Device::CPU);
+  ASSERT_EQ(back.device, Device::CPU);
+  EXPECT_EQ(0, std::memcmp(back.data, h.data, h.nbytes()));
+  cudaPointerAttributes a{};
+  ASSERT_EQ(cudaPointerGetAttributes(&a, back.data), cudaSuccess);
+  EXPECT_EQ(a.type, cudaMemoryTypeHost) << "the copy back did not land in pinned memory";
+  const void* first = back.data;
+  back = Tensor();
+  Tensor again = to_device(d, Device::CPU);
+  EXPECT_EQ(again.data, first) << "a freed pinned buffer of the same size was not reused";
+  EXPECT_EQ(0, std::memcmp(again.data, h.data, h.nbytes()));
+  // a view copies its own rows only
+  Tensor rows = to_device(d.rows(7, 19), Device::CPU);
+  EXPECT_EQ(0, std::memcmp(rows.data, h.rows(7, 19).data, rows.nbytes()));
+  again = Tensor();
+  rows = Tensor();
+  cuda::release_cached_memory();  // the cached buffers go back to the driver
+  Tensor fresh = to_device(d, Device::CPU);
+  EXPECT_EQ(0, std::memcmp(fresh.data, h.data, h.nbytes()));
+#endif
+}
+
 TEST(CudaRuntime, RefusesGpusTheKernelsWereNotBuiltFor) {
 #ifdef TF_HAVE_CUDA
   // runs without a GPU: the check is on the device's name and compute capability

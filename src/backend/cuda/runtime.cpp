@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/pinned_host.h"
 #include "core/error.h"
 #include "core/tensor.h"
 
@@ -82,6 +83,8 @@ void start() {
     if (dst_dev == Device::CPU || src_dev == Device::CPU) TF_CUDA(cudaStreamSynchronize(s));
   };
   h.zero = [](void* dst, size_t n) { TF_CUDA(cudaMemsetAsync(dst, 0, n, stream())); };
+  h.alloc_host = [](size_t n) { return pinned_host_alloc(n); };
+  h.free_host = [](void* p) { pinned_host_free(p); };
   register_device_memory(Device::CUDA, std::move(h));
 }
 
@@ -198,6 +201,7 @@ void release_cached_memory() {
   Runtime& r = rt();
   TF_CUDA(cudaStreamSynchronize(r.stream));
   TF_CUDA(cudaMemPoolTrimTo(r.pool, 0));
+  pinned_host_release_cached();
 }
 
 }  // namespace tf::cuda

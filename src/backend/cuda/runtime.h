@@ -31,7 +31,7 @@ std::string peak_memory_line();
 
 // Waits for all work on the stream; a failure in any earlier kernel becomes a tf::Error.
 void synchronize(const char* after = "queued GPU work");
-// Returns memory the pool keeps cached for reuse to the driver.
+// Returns memory the pools keep cached for reuse (device, and pinned host) to the driver.
 void release_cached_memory();
 
 }  // namespace tf::cuda
