@@ -60,6 +60,13 @@ TEST(CudaRuntime, CopiesBackIntoReusedPinnedMemory) {
   Tensor again = to_device(d, Device::CPU);
   EXPECT_EQ(again.data, first) << "a freed pinned buffer of the same size was not reused";
   EXPECT_EQ(0, std::memcmp(again.data, h.data, h.nbytes()));
+  // into ordinary (pageable) host memory, and up from it, through a pinned buffer: the same bytes
+  Tensor pageable = empty(DType::BF16, h.shape, Device::CPU);
+  copy_into(pageable, d);
+  EXPECT_EQ(0, std::memcmp(pageable.data, h.data, h.nbytes()));
+  Tensor up = to_device(pageable, Device::CUDA);
+  Tensor up_back = to_device(up, Device::CPU);
+  EXPECT_EQ(0, std::memcmp(up_back.data, h.data, h.nbytes()));
   // a view copies its own rows only
   Tensor rows = to_device(d.rows(7, 19), Device::CPU);
   EXPECT_EQ(0, std::memcmp(rows.data, h.rows(7, 19).data, rows.nbytes()));
