@@ -41,8 +41,13 @@ std::string Encoder::step_name(int64_t step) const {
 Encoder::Rope Encoder::rope_for(const SeqOffsets& seq_offsets) const {
   int64_t longest = 1;
   for (size_t s = 0; s + 1 < seq_offsets.size(); ++s) longest = std::max(longest, seq_offsets[s + 1] - seq_offsets[s]);
-  RopeTables t = make_rope_tables(longest, config_.rotary_dim, config_.rope_theta);
-  return Rope{to_device(t.cos, device_), to_device(t.sin, device_)};
+  std::lock_guard<std::mutex> lock(rope_cache_->mu);
+  Rope& cached = rope_cache_->tables;
+  if (!cached.cos.data || cached.cos.dim(0) < longest) {
+    RopeTables t = make_rope_tables(longest, config_.rotary_dim, config_.rope_theta);
+    cached = Rope{to_device(t.cos, device_), to_device(t.sin, device_)};
+  }
+  return Rope{cached.cos.rows(0, longest), cached.sin.rows(0, longest)};
 }
 
 Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& offs) const {

@@ -66,6 +66,12 @@ class Encoder {
     std::map<SeqOffsets, RecordedForward> by_layout;
   };
   static constexpr size_t kMaxRecordedLayouts = 16;
+  // The RoPE tables of the longest sequence so far: a table's rows do not depend on its length, so
+  // a shorter sequence takes their first rows instead of new tables made and uploaded.
+  struct RopeCache {
+    std::mutex mu;
+    Rope tables;
+  };
 
   Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
   // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
@@ -81,6 +87,7 @@ class Encoder {
   EncoderWeights weights_;
   Device device_;
   std::shared_ptr<RecordedForwards> recorded_ = std::make_shared<RecordedForwards>();
+  std::shared_ptr<RopeCache> rope_cache_ = std::make_shared<RopeCache>();
 };
 
 }  // namespace tf::moss_image
