@@ -67,6 +67,12 @@ TEST(CudaRuntime, CopiesBackIntoReusedPinnedMemory) {
   Tensor up = to_device(pageable, Device::CUDA);
   Tensor up_back = to_device(up, Device::CPU);
   EXPECT_EQ(0, std::memcmp(up_back.data, h.data, h.nbytes()));
+  // a copy larger than one staging piece (16 MiB) goes through it piece by piece
+  Tensor big = random_bf16({9000, 1000}, 3);
+  Tensor big_d = to_device(big, Device::CUDA);
+  Tensor big_back = empty(DType::BF16, big.shape, Device::CPU);
+  copy_into(big_back, big_d);
+  EXPECT_EQ(0, std::memcmp(big_back.data, big.data, big.nbytes()));
   // a view copies its own rows only
   Tensor rows = to_device(d.rows(7, 19), Device::CPU);
   EXPECT_EQ(0, std::memcmp(rows.data, h.rows(7, 19).data, rows.nbytes()));

@@ -10,7 +10,8 @@ namespace tf::cuda {
 namespace {
 
 constexpr size_t kGranule = size_t(1) << 16;    // sizes rounded up, so near shapes share buffers
-constexpr size_t kMostCached = size_t(1) << 30;  // unused bytes kept; more go back to the driver
+constexpr size_t kMostCached = size_t(256) << 20;  // unused bytes kept; more go back to the driver
+constexpr size_t kLargest = size_t(1) << 30;     // larger tensors stay pageable: pinning is the host's scarce memory
 
 struct Pool {
   std::mutex mu;
@@ -28,6 +29,7 @@ Pool& pool() {
 }  // namespace
 
 void* pinned_host_alloc(size_t bytes) {
+  if (bytes > kLargest) return nullptr;
   const size_t size = (bytes + kGranule - 1) / kGranule * kGranule;
   Pool& p = pool();
   {

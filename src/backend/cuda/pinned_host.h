@@ -6,8 +6,8 @@
 
 namespace tf::cuda {
 
-// A pinned buffer of at least `bytes`, or nullptr when the driver has none to give (the caller
-// then falls back to pageable memory).
+// A pinned buffer of at least `bytes`, or nullptr above 1 GiB or when the driver has none to give
+// (the caller then falls back to pageable memory).
 void* pinned_host_alloc(size_t bytes);
 void pinned_host_free(void* p);
 // Returns the cached (unused) buffers to the driver.

@@ -69,18 +69,30 @@ bool is_pinned(const void* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
+// In pieces of at most kStagePiece through one pooled pinned buffer, so a huge copy pins little.
+constexpr size_t kStagePiece = size_t(16) << 20;
+
 void copy_through_pinned(void* dst, const void* src, size_t n, bool to_host) {
-  void* stage = pinned_host_alloc(n);
+  const size_t piece = n < kStagePiece ? n : kStagePiece;
+  size_t stage_bytes = size_t(64) << 10;  // a power of two, so copies of near sizes share one buffer
+  while (stage_bytes < piece) stage_bytes *= 2;
+  void* stage = pinned_host_alloc(stage_bytes);
   cudaStream_t s = g_rt->stream;
   if (!stage) {  // no pinned memory to spare: the driver's path
     TF_CUDA(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, s));
     TF_CUDA(cudaStreamSynchronize(s));
     return;
   }
-  if (!to_host) std::memcpy(stage, src, n);
-  cudaError_t e = cudaMemcpyAsync(to_host ? stage : dst, to_host ? src : stage, n, cudaMemcpyDefault, s);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
-  if (e == cudaSuccess && to_host) std::memcpy(dst, stage, n);
+  cudaError_t e = cudaSuccess;
+  for (size_t off = 0; off < n && e == cudaSuccess; off += piece) {
+    const size_t len = n - off < piece ? n - off : piece;
+    char* d = static_cast<char*>(dst) + off;
+    const char* from = static_cast<const char*>(src) + off;
+    if (!to_host) std::memcpy(stage, from, len);
+    e = cudaMemcpyAsync(to_host ? stage : d, to_host ? from : stage, len, cudaMemcpyDefault, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e == cudaSuccess && to_host) std::memcpy(d, stage, len);
+  }
   pinned_host_free(stage);
   if (e != cudaSuccess) fail_cuda(e, "a copy through pinned memory", __FILE__, __LINE__);
 }
