@@ -22,7 +22,7 @@ constexpr size_t kPassSmem =
     sizeof(float) * (2 * kMaxDim * kPitchN + 2 * kC * kPitch + kC * kPitchK + kC * kPitchC + 5 * kC * kPitchN + 2 * kC);
 static_assert(kThreads / 32 * 16 == kMaxDim && kSlice == 32 && kC == 64, "the pass's warp tiling");
 
-// Rows i, i + 8 and columns n0 + 2t, + 1 of a 16 x 8 accumulator tile as two float2: (c0, c1), (c2, c3).
+// Element e of a lane's 16 x 8 accumulator tile: row g (e < 2) or g + 8, column 2t + e % 2.
 __device__ __forceinline__ int acc_row(int e, tf32x3::Lane l) { return l.g + 8 * (e / 2); }
 __device__ __forceinline__ int acc_col(int e, tf32x3::Lane l) { return 2 * l.t + e % 2; }
 
@@ -55,16 +55,19 @@ __global__ void __launch_bounds__(kThreads, 1)
   auto stage_a = [&](int c) {
     const int c0 = start + c * kC, n = min(kC, len - c * kC);
     stage_rows16<kMaxDim>(WQ, kPitch, ws.W + (int64_t(c0) * Hv + h) * kMaxDim, int64_t(Hv) * kMaxDim, n, kMaxDim, tid);
-    if (rows16) stage_rows16<kMaxDim>(WQ + kC * kPitch, kPitch, q + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, tid);
-    else stage_rows(WQ + kC * kPitch, kPitch, q + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, false, tid);
-    stage_rows16<kSlice>(Us, kPitchN, ws.U + (int64_t(c0) * Hv + h) * kMaxDim + col0, int64_t(Hv) * kMaxDim, n, kSlice, tid);
+    const float* qc = q + (int64_t(c0) * Hk + hk) * dk;
+    if (rows16) stage_rows16<kMaxDim>(WQ + kC * kPitch, kPitch, qc, int64_t(Hk) * dk, n, dk, tid);
+    else stage_rows(WQ + kC * kPitch, kPitch, qc, int64_t(Hk) * dk, n, dk, false, tid);
+    const float* uc = ws.U + (int64_t(c0) * Hv + h) * kMaxDim + col0;
+    stage_rows16<kSlice>(Us, kPitchN, uc, int64_t(Hv) * kMaxDim, n, kSlice, tid);
     stage_rows(eLs, 1, ws.eL + int64_t(c0) * Hv + h, Hv, n, 1, false, tid);
     cp_async_commit();
   };
   auto stage_b = [&](int c) {
     const int c0 = start + c * kC, n = min(kC, len - c * kC);
-    if (rows16) stage_rows16<kMaxDim>(Ks, kPitchK, k + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, tid);
-    else stage_rows(Ks, kPitchK, k + (int64_t(c0) * Hk + hk) * dk, int64_t(Hk) * dk, n, dk, false, tid);
+    const float* kc = k + (int64_t(c0) * Hk + hk) * dk;
+    if (rows16) stage_rows16<kMaxDim>(Ks, kPitchK, kc, int64_t(Hk) * dk, n, dk, tid);
+    else stage_rows(Ks, kPitchK, kc, int64_t(Hk) * dk, n, dk, false, tid);
     stage_rows16<kC>(Ms, kPitchC, ws.M + (int64_t(c0) * Hv + h) * kC, int64_t(Hv) * kC, n, kC, tid);
     stage_rows(eGs, 1, ws.eG + int64_t(c0) * Hv + h, Hv, n, 1, false, tid);
     cp_async_commit();
