@@ -105,8 +105,10 @@ TEST(CudaAttention, ResidentSoftmaxGivesTheStridedKernelsBytes) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
   for (int N : {4096, 16384}) {
+    ASSERT_EQ(cuda::softmax_rows_resident_width(N), N) << "rows of " << N << " should take the resident kernel";
     const std::vector<float> resident = attention_bytes(64, N, true);
     cuda::set_softmax_rows_resident(false);
+    EXPECT_EQ(cuda::softmax_rows_resident_width(N), 0) << "the switch left rows of " << N << " on the resident kernel";
     const std::vector<float> strided = attention_bytes(64, N, true);
     cuda::set_softmax_rows_resident(true);
     size_t differ = 0, nan = 0;

@@ -112,9 +112,10 @@ __global__ void __launch_bounds__(kSoftmaxThreads) softmax_rows_resident_kernel(
 // softmax_rows over nq rows of N: the register-resident kernel where N is one of its widths.
 template <bool SPLIT>
 void launch_softmax_rows(float* s, int nq, int N, __nv_bfloat16* p_hi, __nv_bfloat16* p_lo, cudaStream_t stream) {
-  if (g_resident && N == kSoftmaxThreads * 64)
+  const int resident = softmax_rows_resident_width(N);
+  if (resident == kSoftmaxThreads * 64)
     softmax_rows_resident_kernel<64, SPLIT><<<nq, kSoftmaxThreads, 0, stream>>>(s, p_hi, p_lo);
-  else if (g_resident && N == kSoftmaxThreads * 16)
+  else if (resident == kSoftmaxThreads * 16)
     softmax_rows_resident_kernel<16, SPLIT><<<nq, kSoftmaxThreads, 0, stream>>>(s, p_hi, p_lo);
   else
     softmax_rows_kernel<SPLIT><<<nq, kSoftmaxThreads, 0, stream>>>(s, N, p_hi, p_lo);
@@ -152,6 +153,9 @@ void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stre
 
 void set_attention_wgmma(bool on) { g_wgmma = on; }
 void set_softmax_rows_resident(bool on) { g_resident = on; }
+int softmax_rows_resident_width(int N) {
+  return g_resident && (N == kSoftmaxThreads * 64 || N == kSoftmaxThreads * 16) ? N : 0;
+}
 
 int attention_query_block(int N) { return std::min(N, 4096); }
 

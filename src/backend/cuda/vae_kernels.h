@@ -34,6 +34,8 @@ bool split_tma_enabled();
 void set_attention_wgmma(bool on);
 // Off: the softmax reads each row three times even where a row fits its threads' registers (tests).
 void set_softmax_rows_resident(bool on);
+// The row width whose register-resident softmax kernel rows of N take now, or 0 (the strided kernel).
+int softmax_rows_resident_width(int N);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA
 // kernel, the input split into channels-last bf16 hi and lo; 0 if unused).
 size_t conv_workspace_bytes(const ConvShape& s);
