@@ -186,6 +186,8 @@ TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   // one k share (output tile through shared memory): rows in 16-byte pieces, and not (n % 8 != 0)
   check_gemm(75, 264, 192, 26);
   check_gemm(10, 130, 128, 27);
+  // every row count up to 128: each instantiation of the streaming kernel (x in 8-row tiles)
+  for (int64_t m = 1; m <= 128; ++m) check_gemm(m, 256, 512, 100 + uint32_t(m));
   // cuBLASLt at any row count (TF_GEMM=cublaslt)
   check_gemm(10, 256, 512, 11, cuda::gemm_cublaslt);
   check_gemm(75, 96, 4096, 12, cuda::gemm_cublaslt);

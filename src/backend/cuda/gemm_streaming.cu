@@ -3,7 +3,7 @@
 // once, so each block streams one 256-row weight tile over its share of k through a TMA pipeline
 // (as many stages as shared memory holds; one thread asks for each stage's weight and x boxes, an
 // mbarrier says they landed), and its two warpgroups multiply with wgmma straight from shared memory
-// (128 weight rows each, as two 64-row A tiles; the x rows padded to 16 as B; fp32 accumulation).
+// (128 weight rows each, as two 64-row A tiles; the x rows padded to 8 as B; fp32 accumulation).
 // x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once.
 // A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
 // through distributed shared memory, each block adding a slice of the tile. A row's sums depend
@@ -34,10 +34,11 @@ using namespace streaming;
 constexpr int kMinShareSteps = 4;   // k steps per share at least
 constexpr size_t kSmemLimit = 227 * 1024;
 constexpr size_t kBarrierBytes = 64;  // one mbarrier per stage
-constexpr size_t stage_bytes(int nt) { return size_t(BN + 16 * nt) * BK * 2; }
-// As many stages as shared memory holds (more bytes in flight), at most 6.
-constexpr int stages_for(int nt) {
-  return int(std::min<size_t>(6, (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(nt)));
+constexpr size_t stage_bytes(int n8) { return size_t(BN + 8 * n8) * BK * 2; }
+// As many stages as shared memory holds, at most 5: more and fewer were slower (docs/perf/encoder.md, v18).
+constexpr int kMaxStages = 5;
+constexpr int stages_for(int n8) {
+  return int(std::min<size_t>(kMaxStages, (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(n8)));
 }
 constexpr int kMaxSplits = 8;        // a portable cluster
 constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, against bank conflicts
@@ -52,7 +53,7 @@ struct Segment {
 
 struct Group {
   CUtensorMap w_map[kMaxStreamingWeights];  // [n, k] in boxes of [BN][BK]
-  CUtensorMap x_map;                        // [m, k] in boxes of [16 NT][BK]
+  CUtensorMap x_map;                        // [m, k] in boxes of [8 N8][BK]
   Segment seg[kMaxStreamingWeights];
   int count, m, k, splits;
 };
@@ -97,11 +98,11 @@ __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* 
   }
 }
 
-// NT: 16-row tiles of x (m <= 16 NT), the products' N.
-template <int NT>
+// N8: 8-row tiles of x (m <= 8 N8), the products' N in eights.
+template <int N8>
 __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_constant__ Group g) {
-  extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [16 NT][BK] x), 1024-aligned
-  constexpr int kStageElems = (BN + 16 * NT) * BK, kStages = stages_for(NT);
+  extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [8 N8][BK] x), 1024-aligned
+  constexpr int kStageElems = (BN + 8 * N8) * BK, kStages = stages_for(N8);
   auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
   while (s + 1 < g.count && int(blockIdx.x) >= g.seg[s + 1].first_block) ++s;
@@ -125,7 +126,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   }
   __syncthreads();
 
-  float acc[2][8 * NT] = {};  // per warpgroup: two [64 weight rows] x [16 NT x rows]
+  float acc[2][4 * N8] = {};  // per warpgroup: two [64 weight rows] x [8 N8 x rows]
   for (int step = 0; step < steps; ++step) {
     mbarrier_wait(&full[step % kStages], uint32_t(step / kStages) & 1);
     const uint64_t xd = wgmma_descriptor(stage_x(step % kStages));
@@ -137,7 +138,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
       const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + (128 * wg + 64 * h) * BK);
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk)
-        wgmma_m64k16_bf16<16 * NT>(acc[h], wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
+        wgmma_m64k16_bf16<8 * N8>(acc[h], wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
     }
     wgmma_commit();
     // this step's MMAs run on while the previous step's stage is released and refilled
@@ -157,7 +158,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
 #pragma unroll
     for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int j = 0; j < 2 * NT; ++j)
+      for (int j = 0; j < N8; ++j)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
           const int row = 8 * j + 2 * q + (e & 1), col = n0 + r + 64 * h + 8 * (e >> 1);
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   __syncthreads();  // the other warpgroup's last MMAs have read the stages the epilogue overwrites
   if (g.splits == 1) {
     // the tile in bf16 through shared memory, then whole 16-byte pieces of each row to y
-    auto* tile = reinterpret_cast<uint16_t*>(smem);  // [16 NT][kTilePitch]
+    auto* tile = reinterpret_cast<uint16_t*>(smem);  // [8 N8][kTilePitch]
     for_each_value([&](int row, int col, float v) { tile[row * kTilePitch + col - n0] = st_bf16(v); });
     __syncthreads();
     const int cols = min(BN, seg.n - n0);
@@ -183,7 +184,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     }
     return;
   }
-  // this share's partial tile [16 NT x rows][BN weight rows] in the stages' memory, then
+  // this share's partial tile [8 N8 x rows][BN weight rows] in the stages' memory, then
   // y = bf16(((p_0 + p_1) + p_2) + ...) with each block of the cluster adding BN / splits columns
   auto* part = reinterpret_cast<float*>(smem);
   for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
@@ -197,9 +198,9 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   cluster.sync();  // no block leaves while another still reads its partial
 }
 
-constexpr size_t smem_bytes(int nt) { return size_t(stages_for(nt)) * stage_bytes(nt) + 1024 + kBarrierBytes; }
+constexpr size_t smem_bytes(int n8) { return size_t(stages_for(n8)) * stage_bytes(n8) + 1024 + kBarrierBytes; }
 
-static_assert(size_t(16) * 8 * kPartStride * 4 + 1024 <= smem_bytes(8) && size_t(16) * kPartStride * 4 + 1024 <= smem_bytes(1),
+static_assert(size_t(8) * 16 * kPartStride * 4 + 1024 <= smem_bytes(16) && size_t(8) * kPartStride * 4 + 1024 <= smem_bytes(1),
               "a partial tile must fit in the stages' shared memory");
 
 cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int splits, cudaLaunchAttribute& attr) {
@@ -225,12 +226,21 @@ cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, in
   return cfg;
 }
 
-template <int NT>
+template <int N8>
 void launch(const Group& g, int blocks) {
   cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<NT>), smem_bytes(NT),
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8>), smem_bytes(N8),
                                          blocks, g.splits, attr);
-  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<NT>, g));
+  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8>, g));
+}
+
+// The instantiation for n8 eight-row tiles of x, 1 .. 16.
+template <int N8 = 1>
+void launch_for(int n8, const Group& g, int blocks) {
+  if constexpr (N8 < 16) {
+    if (n8 > N8) return launch_for<N8 + 1>(n8, g, blocks);
+  }
+  launch<N8>(g, blocks);
 }
 
 // Clusters of `splits` blocks of the largest instantiation that fit on the GPU at once.
@@ -243,10 +253,10 @@ int clusters_that_fit(int splits) {
     if (it != known.end()) return it->second;
   }
   cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<8>), smem_bytes(8),
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16>), smem_bytes(16),
                                          splits * 16, splits, attr);
   int clusters = 0;
-  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<8>, &cfg));
+  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16>, &cfg));
   std::lock_guard<std::mutex> l(mu);
   return known.emplace(splits, clusters).first->second;
 }
@@ -303,8 +313,8 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   g.splits = streaming_splits(k, tiles);
   require(g.splits == 1 || g.splits == 2 || g.splits == 4 || g.splits == kMaxSplits,
           "gemm_streaming: the kernel adds 1, 2, 4 or 8 k shares");
-  const int nt = static_cast<int>(std::min<int64_t>(8, (m + 15) / 16));
-  g.x_map = rows_map("streaming product: x", x, m, k, 16 * nt);
+  const int n8 = static_cast<int>(std::min<int64_t>(16, (m + 7) / 8));
+  g.x_map = rows_map("streaming product: x", x, m, k, 8 * n8);
   int block = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     g.w_map[i] = weight_map(ws[i].w, ws[i].n, k);
@@ -314,16 +324,7 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
     s.first_block = block;
     block += tiles_of(ws[i].n) * g.splits;
   }
-  switch (nt) {
-    case 1: return launch<1>(g, block);
-    case 2: return launch<2>(g, block);
-    case 3: return launch<3>(g, block);
-    case 4: return launch<4>(g, block);
-    case 5: return launch<5>(g, block);
-    case 6: return launch<6>(g, block);
-    case 7: return launch<7>(g, block);
-    default: return launch<8>(g, block);
-  }
+  launch_for(n8, g, block);
 }
 
 }  // namespace tf::cuda
