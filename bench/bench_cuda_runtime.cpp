@@ -78,9 +78,12 @@ void gemms() {
   std::printf("%-22s %6s %10s %9s %9s\n", "projection", "m", "us", "GB/s(w)", "TFLOP/s");
   for (const G& g : groups) {
     int64_t bytes = 0;
+    std::vector<cuda::StreamingWeight> shapes;
+    for (int64_t n : g.ns) bytes += 2 * n * g.k, shapes.push_back({nullptr, nullptr, n});
+    const int rows = cuda::streaming_tile_rows(g.k, shapes);
     int tiles = 0;
-    for (int64_t n : g.ns) bytes += 2 * n * g.k, tiles += static_cast<int>((n + 255) / 256);
-    std::printf("%s: %d weight tiles, %d k shares a tile on the streaming kernel\n", g.name, tiles,
+    for (int64_t n : g.ns) tiles += static_cast<int>((n + rows - 1) / rows);
+    std::printf("%s: %d weight tiles of %d rows, %d k shares a tile on the streaming kernel\n", g.name, tiles, rows,
                 cuda::streaming_splits(g.k, tiles));
     const int copies = static_cast<int>(std::max<int64_t>(1, (int64_t(256) << 20) / bytes + 1));
     std::vector<std::vector<Tensor>> w(copies);

@@ -154,6 +154,13 @@ void expect_near_float64(const Tensor& x, const Tensor& w, const Tensor& y) {
   EXPECT_EQ(bad, 0) << "m=" << m << " n=" << n << " k=" << k;
 }
 
+// The streaming kernel with its weight tiles forced to TILE rows.
+template <int TILE>
+void gemm_streaming_tiles(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
+  const cuda::StreamingWeight one{w, y, n};
+  cuda::gemm_streaming(x, m, k, std::span(&one, 1), TILE);
+}
+
 void check_gemm(int64_t m, int64_t n, int64_t k, uint32_t seed, GemmFn gemm = cuda::gemm_bf16_xwt) {
   Tensor x = random_bf16({m, k}, seed), w = random_bf16({n, k}, seed + 1, 0.05f);
   Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
@@ -186,8 +193,19 @@ TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
   // one k share (output tile through shared memory): rows in 16-byte pieces, and not (n % 8 != 0)
   check_gemm(75, 264, 192, 26);
   check_gemm(10, 130, 128, 27);
-  // every row count up to 128: each instantiation of the streaming kernel (x in 8-row tiles)
-  for (int64_t m = 1; m <= 128; ++m) check_gemm(m, 256, 512, 100 + uint32_t(m));
+  // each tile height forced, over 1, 2, 4 and 8 k shares, whole and partial tiles, one and two weight
+  // rows a warpgroup's tile, and every row count up to 128 (each instantiation: x in 8-row tiles)
+  for (GemmFn tiles : {GemmFn(gemm_streaming_tiles<128>), GemmFn(gemm_streaming_tiles<256>)}) {
+    check_gemm(10, 256, 512, 11, tiles);
+    check_gemm(75, 96, 4096, 12, tiles);
+    check_gemm(128, 1030, 1024, 22, tiles);
+    check_gemm(33, 2048, 1024, 20, tiles);
+    check_gemm(75, 256, 12288, 24, tiles);
+    check_gemm(75, 264, 192, 26, tiles);
+    check_gemm(10, 130, 128, 27, tiles);
+    check_gemm(96, 4096, 1024, 28, tiles);
+    for (int64_t m = 1; m <= 128; ++m) check_gemm(m, 384, 512, 100 + uint32_t(m), tiles);
+  }
   // cuBLASLt at any row count (TF_GEMM=cublaslt)
   check_gemm(10, 256, 512, 11, cuda::gemm_cublaslt);
   check_gemm(75, 96, 4096, 12, cuda::gemm_cublaslt);
@@ -195,10 +213,12 @@ TEST(CudaGemm, MatchesFloat64AndRepeatsExactly) {
 }
 
 #ifdef TF_HAVE_CUDA
-// Rows [0, m) of a product over `rows` rows, copied back.
-Tensor product_rows(const Tensor& dx, const Tensor& dw, int64_t rows, int64_t m) {
+// Rows [0, m) of a product over `rows` rows (<= 128, the streaming kernel's) of tile_rows-row weight
+// tiles (0: the chosen), copied back.
+Tensor product_rows(const Tensor& dx, const Tensor& dw, int64_t rows, int64_t m, int tile_rows) {
   Tensor dy = empty(DType::BF16, {rows, dw.dim(0)}, Device::CUDA);
-  cuda::gemm_bf16_xwt(dx.data, dw.data, dy.data, rows, dw.dim(0), dx.dim(1));
+  const cuda::StreamingWeight one{dw.data, dy.data, dw.dim(0)};
+  cuda::gemm_streaming(dx.data, rows, dx.dim(1), std::span(&one, 1), tile_rows);
   return to_device(dy, Device::CPU).rows(0, m);
 }
 #endif
@@ -206,18 +226,21 @@ Tensor product_rows(const Tensor& dx, const Tensor& dw, int64_t rows, int64_t m)
 TEST(CudaGemm, RowsDoNotDependOnTheRowCount) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
-  // a prompt alone, packed with its negative, or at any row count: the same bytes (k = 4096: two
-  // k shares per tile; k = 12288: eight)
+  // a prompt alone, packed with its negative, or at any row count: the same bytes, for either tile
+  // height and the chosen one (k = 4096 and 12288: 2 to 8 k shares)
   for (int64_t k : {4096, 12288}) {
     Tensor x = random_bf16({128, k}, 30), w = random_bf16({1024, k}, 31, 0.05f);
     Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
-    Tensor ten = product_rows(dx, dw, 10, 10);
-    for (int64_t rows : {1, 16, 17, 75, 85, 112, 113, 128}) {
-      Tensor mine = product_rows(dx, dw, rows, std::min<int64_t>(rows, 10));
-      EXPECT_EQ(0, std::memcmp(mine.data, ten.data, mine.nbytes())) << rows << " rows, k " << k;
+    for (int tile : {0, 128, 256}) {
+      SCOPED_TRACE("k " + std::to_string(k) + ", tile rows " + std::to_string(tile));
+      Tensor ten = product_rows(dx, dw, 10, 10, tile);
+      for (int64_t rows : {1, 16, 17, 75, 85, 112, 113, 128}) {
+        Tensor mine = product_rows(dx, dw, rows, std::min<int64_t>(rows, 10), tile);
+        EXPECT_EQ(0, std::memcmp(mine.data, ten.data, mine.nbytes())) << rows << " rows";
+      }
+      Tensor y75 = product_rows(dx, dw, 75, 75, tile), y85 = product_rows(dx, dw, 85, 75, tile);
+      EXPECT_EQ(0, std::memcmp(y75.data, y85.data, y75.nbytes())) << "75 rows alone vs packed to 85";
     }
-    Tensor y75 = product_rows(dx, dw, 75, 75), y85 = product_rows(dx, dw, 85, 75);
-    EXPECT_EQ(0, std::memcmp(y75.data, y85.data, y75.nbytes())) << "75 rows alone vs packed to 85, k " << k;
   }
 #endif
 }
@@ -238,10 +261,16 @@ TEST(CudaGemm, GroupMatchesFloat64PerWeight) {
   }
   for (size_t i = 0; i < ns.size(); ++i) ws.push_back({dw[i].data, dy[i].data, ns[i]});
   ASSERT_TRUE(cuda::gemm_streaming_fits(m, k, dx.data, ws));
-  cuda::gemm_bf16_xwt_group(dx.data, m, k, ws);
-  for (size_t i = 0; i < ns.size(); ++i) {
-    SCOPED_TRACE("weight " + std::to_string(i));
-    expect_near_float64(x, w[i], to_device(dy[i], Device::CPU));
+  for (int tile : {0, 128, 256}) {
+    // fresh outputs, so a launch that writes nothing cannot pass on the previous one's
+    for (size_t i = 0; i < ns.size(); ++i) dy[i] = zeros(DType::BF16, {m, ns[i]}, Device::CUDA);
+    ws.clear();
+    for (size_t i = 0; i < ns.size(); ++i) ws.push_back({dw[i].data, dy[i].data, ns[i]});
+    cuda::gemm_streaming(dx.data, m, k, ws, tile);
+    for (size_t i = 0; i < ns.size(); ++i) {
+      SCOPED_TRACE("weight " + std::to_string(i) + ", tile rows " + std::to_string(tile));
+      expect_near_float64(x, w[i], to_device(dy[i], Device::CPU));
+    }
   }
 #endif
 }

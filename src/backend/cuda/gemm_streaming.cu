@@ -1,9 +1,10 @@
 // Weight-streaming products for few rows: y_i[m, n_i] = bf16(sum_k x[m, k] w_i[n_i, k]) for up to
 // four weights that read the same x, in one launch. At m <= 128 the time is reading the weights
-// once, so each block streams one 256-row weight tile over its share of k through a TMA pipeline
-// (as many stages as shared memory holds; one thread asks for each stage's weight and x boxes, an
-// mbarrier says they landed), and its two warpgroups multiply with wgmma straight from shared memory
-// (128 weight rows each, as two 64-row A tiles; the x rows padded to 8 as B; fp32 accumulation).
+// once, so each block streams one weight tile (256 or 128 rows) over its share of k through a TMA
+// pipeline (as many stages as shared memory holds; one thread asks for each stage's weight and x
+// boxes, an mbarrier says they landed), and its two warpgroups multiply with wgmma straight from
+// shared memory (half the tile's rows each, as 64-row A tiles; the x rows padded to 8 as B; fp32
+// accumulation).
 // x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once.
 // A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
 // through distributed shared memory, each block adding a slice of the tile. A row's sums depend
@@ -14,6 +15,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <string>
 #include <tuple>
 
 #include "backend/cuda/check.h"
@@ -34,15 +36,16 @@ using namespace streaming;
 constexpr int kMinShareSteps = 4;   // k steps per share at least
 constexpr size_t kSmemLimit = 227 * 1024;
 constexpr size_t kBarrierBytes = 64;  // one mbarrier per stage
-constexpr size_t stage_bytes(int n8) { return size_t(BN + 8 * n8) * BK * 2; }
-// As many stages as shared memory holds, at most 5: more and fewer were slower (docs/perf/encoder.md, v18).
-constexpr int kMaxStages = 5;
-constexpr int stages_for(int n8) {
-  return int(std::min<size_t>(kMaxStages, (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(n8)));
+constexpr size_t stage_bytes(int n8, int bn) { return size_t(bn + 8 * n8) * BK * 2; }
+// As many stages as shared memory holds, at most 5 of 256-row tiles and 6 of 128-row ones: more and
+// fewer were slower (docs/perf/encoder.md, v18 and v19).
+constexpr int max_stages(int bn) { return bn == 256 ? 5 : 6; }
+constexpr int stages_for(int n8, int bn) {
+  return int(std::min<size_t>(max_stages(bn), (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(n8, bn)));
 }
-constexpr int kMaxSplits = 8;        // a portable cluster
-constexpr int kPartStride = BN + 4;  // floats per x row of a partial tile, against bank conflicts
-constexpr int kTilePitch = BN + 8;   // bf16 per x row of an output tile, 16-byte rows off the banks' period
+constexpr int kMaxSplits = 8;  // a portable cluster
+constexpr int part_stride(int bn) { return bn + 4; }  // floats per x row of a partial tile, against bank conflicts
+constexpr int tile_pitch(int bn) { return bn + 8; }   // bf16 per x row of an output tile, 16-byte rows off the banks' period
 
 namespace cg = cooperative_groups;
 
@@ -61,10 +64,10 @@ struct Group {
 // y = bf16(((p_0 + p_1) + p_2) + ...) over the cluster's P partial tiles, this block adding its
 // BN / P columns. A thread asks for all P partials of kQuads column quads (16-byte remote reads)
 // before its first add, so the remote reads' latency is paid about once per kQuads quads.
-template <int P>
+template <int P, int BN>
 __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* part, int m, int split, int n0,
                                              const Segment& seg) {
-  constexpr int cols = BN / P, kQuads = P <= 4 ? 4 : 2;
+  constexpr int cols = BN / P, kQuads = P <= 4 ? 4 : 2, kPartStride = part_stride(BN);
   static_assert(cols % 4 == 0 && kPartStride % 4 == 0, "a share's columns come in 16-byte quads");
   const int c0 = split * cols, quads = m * cols / 4;
   const float* src[P];
@@ -99,17 +102,19 @@ __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* 
 }
 
 // N8: 8-row tiles of x (m <= 8 N8), the products' N in eights.
-template <int N8>
+template <int N8, int BN>
 __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_constant__ Group g) {
   extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [8 N8][BK] x), 1024-aligned
-  constexpr int kStageElems = (BN + 8 * N8) * BK, kStages = stages_for(N8);
+  constexpr int kStageElems = (BN + 8 * N8) * BK, kStages = stages_for(N8, BN);
+  constexpr int H = BN / 128, kWgRows = BN / 2;  // per warpgroup: H 64-row A tiles
+  constexpr int kPartStride = part_stride(BN), kTilePitch = tile_pitch(BN);
   auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
   while (s + 1 < g.count && int(blockIdx.x) >= g.seg[s + 1].first_block) ++s;
   const Segment& seg = g.seg[s];
   const int local = blockIdx.x - seg.first_block, tile = local / g.splits, split = local % g.splits;
   const int n0 = tile * BN, steps = g.k / BK / g.splits, kbeg = split * steps * BK;
-  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows 128 wg ..
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows kWgRows wg ..
 
   auto stage_w = [&](int st) { return smem + st * kStageElems; };
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
@@ -126,16 +131,16 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   }
   __syncthreads();
 
-  float acc[2][4 * N8] = {};  // per warpgroup: two [64 weight rows] x [8 N8 x rows]
+  float acc[H][4 * N8] = {};  // per warpgroup: H [64 weight rows] x [8 N8 x rows]
   for (int step = 0; step < steps; ++step) {
     mbarrier_wait(&full[step % kStages], uint32_t(step / kStages) & 1);
     const uint64_t xd = wgmma_descriptor(stage_x(step % kStages));
-    wgmma_fence_registers(acc[0]);
-    wgmma_fence_registers(acc[1]);
+#pragma unroll
+    for (int h = 0; h < H; ++h) wgmma_fence_registers(acc[h]);
     wgmma_fence();
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + (128 * wg + 64 * h) * BK);
+    for (int h = 0; h < H; ++h) {
+      const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + (kWgRows * wg + 64 * h) * BK);
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk)
         wgmma_m64k16_bf16<8 * N8>(acc[h], wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
@@ -143,20 +148,20 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     wgmma_commit();
     // this step's MMAs run on while the previous step's stage is released and refilled
     wgmma_wait<1>();
-    wgmma_fence_registers(acc[0]);
-    wgmma_fence_registers(acc[1]);
+#pragma unroll
+    for (int h = 0; h < H; ++h) wgmma_fence_registers(acc[h]);
     __syncthreads();  // both warpgroups are past the previous step's MMAs, so its stage may be refilled
     const int next = step + kStages - 1;
     if (threadIdx.x == 0 && next < steps) load(next % kStages, next);
   }
   wgmma_wait_all();
-  wgmma_fence_registers(acc[0]);
-  wgmma_fence_registers(acc[1]);
+#pragma unroll
+  for (int h = 0; h < H; ++h) wgmma_fence_registers(acc[h]);
 
   auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
-    const int r = 128 * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
+    const int r = kWgRows * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
+    for (int h = 0; h < H; ++h)
 #pragma unroll
       for (int j = 0; j < N8; ++j)
 #pragma unroll
@@ -191,17 +196,21 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every share's partial is written
   switch (g.splits) {
-    case 2: add_partials<2>(cluster, part, g.m, split, n0, seg); break;
-    case 4: add_partials<4>(cluster, part, g.m, split, n0, seg); break;
-    default: add_partials<kMaxSplits>(cluster, part, g.m, split, n0, seg); break;  // 8 (streaming_splits)
+    case 2: add_partials<2, BN>(cluster, part, g.m, split, n0, seg); break;
+    case 4: add_partials<4, BN>(cluster, part, g.m, split, n0, seg); break;
+    default: add_partials<kMaxSplits, BN>(cluster, part, g.m, split, n0, seg); break;  // 8 (streaming_splits)
   }
   cluster.sync();  // no block leaves while another still reads its partial
 }
 
-constexpr size_t smem_bytes(int n8) { return size_t(stages_for(n8)) * stage_bytes(n8) + 1024 + kBarrierBytes; }
+constexpr size_t smem_bytes(int n8, int bn) { return size_t(stages_for(n8, bn)) * stage_bytes(n8, bn) + 1024 + kBarrierBytes; }
 
-static_assert(size_t(8) * 16 * kPartStride * 4 + 1024 <= smem_bytes(16) && size_t(8) * kPartStride * 4 + 1024 <= smem_bytes(1),
+static_assert(size_t(8) * 16 * part_stride(256) * 4 + 1024 <= smem_bytes(16, 256) &&
+                  size_t(8) * part_stride(256) * 4 + 1024 <= smem_bytes(1, 256) &&
+                  size_t(8) * 16 * part_stride(128) * 4 + 1024 <= smem_bytes(16, 128) &&
+                  size_t(8) * part_stride(128) * 4 + 1024 <= smem_bytes(1, 128),
               "a partial tile must fit in the stages' shared memory");
+static_assert(max_stages(128) * 8 <= kBarrierBytes && max_stages(256) * 8 <= kBarrierBytes, "one mbarrier a stage");
 
 cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int splits, cudaLaunchAttribute& attr) {
   static std::mutex mu;
@@ -226,21 +235,22 @@ cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, in
   return cfg;
 }
 
-template <int N8>
+template <int N8, int BN>
 void launch(const Group& g, int blocks) {
   cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8>), smem_bytes(N8),
-                                         blocks, g.splits, attr);
-  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8>, g));
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN>),
+                                         smem_bytes(N8, BN), blocks, g.splits, attr);
+  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN>, g));
 }
 
-// The instantiation for n8 eight-row tiles of x, 1 .. 16.
+// The instantiation for n8 eight-row tiles of x, 1 .. 16, and tiles of bn weight rows.
 template <int N8 = 1>
-void launch_for(int n8, const Group& g, int blocks) {
+void launch_for(int n8, int bn, const Group& g, int blocks) {
   if constexpr (N8 < 16) {
-    if (n8 > N8) return launch_for<N8 + 1>(n8, g, blocks);
+    if (n8 > N8) return launch_for<N8 + 1>(n8, bn, g, blocks);
   }
-  launch<N8>(g, blocks);
+  if (bn == 128) launch<N8, 128>(g, blocks);
+  else launch<N8, 256>(g, blocks);
 }
 
 // Clusters of `splits` blocks of the largest instantiation that fit on the GPU at once.
@@ -253,15 +263,15 @@ int clusters_that_fit(int splits) {
     if (it != known.end()) return it->second;
   }
   cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16>), smem_bytes(16),
-                                         splits * 16, splits, attr);
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16, 256>),
+                                         smem_bytes(16, 256), splits * 16, splits, attr);
   int clusters = 0;
-  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16>, &cfg));
+  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16, 256>, &cfg));
   std::lock_guard<std::mutex> l(mu);
   return known.emplace(splits, clusters).first->second;
 }
 
-int tiles_of(int64_t n) { return static_cast<int>((n + BN - 1) / BN); }
+int tiles_of(int64_t n, int bn) { return static_cast<int>((n + bn - 1) / bn); }
 
 // [rows, k] bf16 in boxes of [box_rows][BK] (128-byte rows, the swizzle wgmma reads).
 CUtensorMap rows_map(const char* what, const void* p, int64_t rows, int64_t k, int box_rows) {
@@ -272,13 +282,13 @@ CUtensorMap rows_map(const char* what, const void* p, int64_t rows, int64_t k, i
 
 // A weight's map, made once per (pointer, shape): a map holds only the address and shape, so an
 // address reused by another weight of the same shape still gets a right one.
-CUtensorMap weight_map(const void* w, int64_t n, int64_t k) {
+CUtensorMap weight_map(const void* w, int64_t n, int64_t k, int bn) {
   static std::mutex mu;
-  static std::map<std::tuple<const void*, int64_t, int64_t>, CUtensorMap> maps;
+  static std::map<std::tuple<const void*, int64_t, int64_t, int>, CUtensorMap> maps;
   std::lock_guard<std::mutex> l(mu);
-  auto key = std::make_tuple(w, n, k);
+  auto key = std::make_tuple(w, n, k, bn);
   auto it = maps.find(key);
-  if (it == maps.end()) it = maps.emplace(key, rows_map("streaming product: weight", w, n, k, BN)).first;
+  if (it == maps.end()) it = maps.emplace(key, rows_map("streaming product: weight", w, n, k, bn)).first;
   return it->second;
 }
 
@@ -302,10 +312,19 @@ bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const St
   return true;
 }
 
-void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws) {
+int streaming_tile_rows(int64_t k, std::span<const StreamingWeight> ws) {
+  int t256 = 0, t128 = 0;
+  for (const StreamingWeight& w : ws) t256 += tiles_of(w.n, 256), t128 += tiles_of(w.n, 128);
+  return streaming_splits(k, t256) > 1 && t128 <= sm_count() ? 128 : 256;
+}
+
+void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws, int tile_rows) {
   require(gemm_streaming_fits(m, k, x, ws), "gemm_streaming: geometry outside the kernel's (see gemm_streaming_fits)");
+  require(tile_rows == 0 || tile_rows == 128 || tile_rows == 256,
+          "gemm_streaming: tile_rows is " + std::to_string(tile_rows) + ", expected 0 (chosen), 128 or 256");
+  const int bn = tile_rows ? tile_rows : streaming_tile_rows(k, ws);
   int tiles = 0;
-  for (const StreamingWeight& w : ws) tiles += tiles_of(w.n);
+  for (const StreamingWeight& w : ws) tiles += tiles_of(w.n, bn);
   Group g{};
   g.count = static_cast<int>(ws.size());
   g.m = static_cast<int>(m);
@@ -317,14 +336,14 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   g.x_map = rows_map("streaming product: x", x, m, k, 8 * n8);
   int block = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
-    g.w_map[i] = weight_map(ws[i].w, ws[i].n, k);
+    g.w_map[i] = weight_map(ws[i].w, ws[i].n, k, bn);
     Segment& s = g.seg[i];
     s.y = static_cast<uint16_t*>(ws[i].y);
     s.n = static_cast<int>(ws[i].n);
     s.first_block = block;
-    block += tiles_of(ws[i].n) * g.splits;
+    block += tiles_of(ws[i].n, bn) * g.splits;
   }
-  launch_for(n8, g, block);
+  launch_for(n8, bn, g, block);
 }
 
 }  // namespace tf::cuda

@@ -6,7 +6,6 @@
 namespace tf::cuda::streaming {
 
 constexpr int kThreads = 256;  // two warpgroups
-constexpr int BN = 256;        // weight rows per tile
 constexpr int BK = 64;         // k per step: one 128-byte row
 
 // Element (row, 16-byte chunk c) of a [rows][64] bf16 tile: chunks XOR-swizzled by row so that
