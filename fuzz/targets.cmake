@@ -3,11 +3,22 @@
 #   replay - plain programs that feed the committed seed corpus (fuzz/corpus/<target>) and every
 #            crash input found (fuzz/regressions/<target>) to the target: CTest tests in every build.
 # Targets: fuzz/fuzz_<name>.cpp, and fuzz_flags_<program> for each tools/tf-<program> folder
-# (its command files without main.cpp, parsed by fuzz/tool_flags.cpp without running).
+# (its commands, the program's own objects, parsed by fuzz/tool_flags.cpp without running).
 set(TF_FUZZ_DIR ${CMAKE_CURRENT_LIST_DIR})
 
+# What every target links: support.cpp, compiled once for both kinds.
+function(tf_fuzz_support)
+  if(NOT TARGET tf_fuzz_support)
+    add_library(tf_fuzz_support OBJECT ${TF_FUZZ_DIR}/support.cpp)
+    target_include_directories(tf_fuzz_support PRIVATE ${TF_FUZZ_DIR} ${PROJECT_SOURCE_DIR}/tools)
+    target_compile_definitions(tf_fuzz_support PRIVATE TF_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
+    target_link_libraries(tf_fuzz_support PRIVATE tf_check tf_families tf_io tf_core)
+  endif()
+endfunction()
+
 function(tf_fuzz_executable kind name)
-  set(srcs ${ARGN} ${TF_FUZZ_DIR}/support.cpp)
+  tf_fuzz_support()
+  set(srcs ${ARGN})
   if(kind STREQUAL "fuzz")
     add_executable(${name} ${srcs})
     target_link_options(${name} PRIVATE -fsanitize=fuzzer)
@@ -29,7 +40,7 @@ function(tf_fuzz_executable kind name)
   endif()
   target_include_directories(${target} PRIVATE ${TF_FUZZ_DIR} ${PROJECT_SOURCE_DIR}/tools)
   target_compile_definitions(${target} PRIVATE TF_TEST_DATA="${PROJECT_SOURCE_DIR}/tests/data")
-  target_link_libraries(${target} PRIVATE tf_check tf_families tf_io tf_core)
+  target_link_libraries(${target} PRIVATE tf_fuzz_support tf_check tf_families tf_io tf_core)
   if(TARGET tf_tool_common)
     target_link_libraries(${target} PRIVATE tf_tool_common)
   endif()
@@ -51,10 +62,9 @@ function(tf_add_fuzz_targets kind)
       continue()
     endif()
     get_filename_component(program ${dir} NAME)
-    file(GLOB cmd_srcs CONFIGURE_DEPENDS ${dir}/*.cpp)
-    list(FILTER cmd_srcs EXCLUDE REGEX "/main\\.cpp$")
     string(REPLACE "-" "_" tname ${program})
-    tf_fuzz_executable(${kind} fuzz_flags_${tname} ${TF_FUZZ_DIR}/tool_flags.cpp ${cmd_srcs})
+    tf_fuzz_executable(${kind} fuzz_flags_${tname} ${TF_FUZZ_DIR}/tool_flags.cpp)
+    target_link_libraries(${TF_LAST_FUZZ_TARGET} PRIVATE ${tname}_commands)  # tools/CMakeLists.txt
     target_compile_definitions(${TF_LAST_FUZZ_TARGET} PRIVATE TF_PROGRAM="${program}")
   endforeach()
 endfunction()
