@@ -28,6 +28,8 @@ RegisterCommand::RegisterCommand(const char* name, const char* help, CommandSetu
   registry().push_back({name, help, std::move(setup)});
 }
 
+size_t registered_commands() { return registry().size(); }
+
 bool progress_visible() { return ::isatty(STDERR_FILENO) == 1; }
 
 std::function<void(const std::string&)> stage_progress(size_t total) {

@@ -21,6 +21,9 @@ int run_tool(int argc, char** argv, const char* program, const char* description
 // the flags parse, CLI11's exit code otherwise (for the flag fuzzers).
 int parse_tool_flags(int argc, const char* const* argv, const char* program);
 
+// How many commands this program registered (0 means its command files were not linked in).
+size_t registered_commands();
+
 // True when stderr is a terminal: long work shows progress there, never in logs.
 bool progress_visible();
 

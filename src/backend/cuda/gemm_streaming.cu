@@ -253,7 +253,9 @@ void launch_for(int n8, int bn, const Group& g, int blocks) {
   else launch<N8, 256>(g, blocks);
 }
 
-// Clusters of `splits` blocks of the largest instantiation that fit on the GPU at once.
+// Clusters of `splits` blocks that fit on the GPU at once, for every instantiation (both tile
+// heights): <16, 256> holds an SM's shared memory alone, the fewest blocks an SM of any of them.
+static_assert(2 * smem_bytes(16, 256) > kSmemLimit, "<16, 256> must be one block an SM, the least any instantiation fits");
 int clusters_that_fit(int splits) {
   static std::mutex mu;
   static std::map<int, int> known;
