@@ -188,9 +188,9 @@ __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, f
 // One warp per (sequence, value head, 8 state columns): lane = 4 * row_group + column pair, each
 // lane keeps R rows of two columns of S in registers (8 row groups cover dk <= 8R). Per token t:
 //   S *= exp(g_t); kv = S^T k_t; d = (v_t - kv) beta_t; S += k_t d^T; o_t = bf16(S^T q_t)
-// Token t's output sums and token t+1's kv sums read the same updated S and are reduced together,
-// so a token's critical path is one fma, a 4-deep dot and one shuffle tree; two columns a lane
-// share the row loads and the loop. Inputs are staged into shared memory up to two chunks ahead,
+// The kv sums come from dots one token ahead (below), reduced together with the previous token's
+// output sums, so a token's critical path is a few scalar ops and one fma, with the dots and the
+// shuffle tree beside it; two columns a lane share the row loads and the loop. Inputs are staged into shared memory up to two chunks ahead,
 // so no token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
 template <int R, bool FULL>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
@@ -256,72 +256,90 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   cp_async_wait<1>();
   __syncwarp();
 
-  float S0[R], S1[R], kr[R];
+  // Token t's kv sums need S_{t-1}, which needs d_{t-1}; but S_{t-1}^T k_t = e_{t-1} S_{t-2}^T k_t +
+  // (k_{t-1} . k_t) d_{t-1}, so the dots and their shuffle tree run one token ahead, on the state
+  // before the update: a token's chain is a few scalar ops and one fma a state element.
+  float S0[R], S1[R], kr[R], qprev[R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) S0[r] = S1[r] = 0.0f;
+  for (int r = 0; r < R; ++r) S0[r] = S1[r] = qprev[r] = 0.0f;
   staged_rows<R, FULL>(staged + gi * R, gi * R, dk, kr);
-  float kv0 = 0.0f, kv1 = 0.0f;  // S starts at zero, so token 0's decayed kv sums are exactly zero
+  // P = S_{t-2}^T k_t (per column), kappa = k_{t-1} . k_t, d_{t-1}, e_{t-1} = exp(g_{t-1}): all zero
+  // before the first token (S starts at zero)
+  float P0 = 0.0f, P1 = 0.0f, kappa = 0.0f, dprev0 = 0.0f, dprev1 = 0.0f, eprev = 0.0f;
   const bool has0 = j0 < dv, has1 = j0 + 1 < dv, pairs = has1 && o_pairs;
   const int64_t o_step = int64_t(Hv) * dv;
-  uint16_t* orow = o + (int64_t(t0) * Hv + h) * dv + j0;
-  for (int c = 0; c < chunks; ++c) {
+  uint16_t* orow = o + (int64_t(t0) * Hv + h) * dv + j0;  // token t - 1's output row
+  auto store = [&](float a, float b) {
+    if (gi != 0) return;
+    if (pairs) {
+      *reinterpret_cast<uint32_t*>(orow) = uint32_t(st_bf16(a)) | uint32_t(st_bf16(b)) << 16;
+    } else {
+      if (has0) orow[0] = st_bf16(a);
+      if (has1) orow[1] = st_bf16(b);
+    }
+  };
+  float kb[R], qb[R];  // the other halves of the (k_t, k_{t+1}) and (q_{t-1}, q_t) pairs
+  // Token i of chunk c with k_t in kcur, q_{t-1} in qold; leaves k_{t+1} in knext, q_t in qnew. Two
+  // tokens a loop pass swap the arrays' roles, so no row is copied between registers.
+  auto token = [&](int c, int i, float (&kcur)[R], float (&knext)[R], float (&qold)[R], float (&qnew)[R]) {
     const float* cur = staged + (c % kBuffers) * stride;
     const float* nxt = staged + ((c + 1) % kBuffers) * stride;
     const int n = min(kChunk, T - c * kChunk);
     const bool last_chunk = c + 1 == chunks;
-    // Running pointers into the chunk: token i's q row, v pair, beta and g.
-    const float* qp = cur + dk + gi * R;
-    const float* vp = cur + v_at + 2 * pair;
-    const float* bp = cur + beta_at;
-    const float* gp = cur + g_at;
-    for (int i = 0; i < n; ++i, qp += 2 * dk, vp += kCols, ++bp, ++gp, orow += o_step) {
-      if (i == kChunk - 1 && !last_chunk) {
-        // Token i + 1 is the next chunk's first: it must have landed. Chunk c - 1's buffer is
-        // free (its last reads were a chunk ago), so chunk c + 2 is staged into it first.
-        __syncwarp();
-        stage(c + 2);
-        cp_async_wait<1>();
-        __syncwarp();
-      }
-      const float d0 = ((has0 ? vp[0] : 0.0f) - kv0) * bp[0];
-      const float d1 = ((has1 ? vp[1] : 0.0f) - kv1) * bp[0];
-      // The next token's k row and g: in this chunk, the next chunk's first, or this token's
-      // own after the last (their sums are not used).
-      const bool in_chunk = i + 1 < n;
-      const float* kn_at = in_chunk ? qp + dk : last_chunk ? qp - dk : nxt + gi * R;
-      const float g_next = in_chunk ? gp[1] : last_chunk ? gp[0] : nxt[g_at];
-      float qr[R], kn[R];
-      staged_rows<R, FULL>(qp, gi * R, dk, qr);
-      staged_rows<R, FULL>(kn_at, gi * R, dk, kn);
-      const float decay = expf(g_next);
+    if (i == kChunk - 1 && !last_chunk) {
+      // Token i + 1 is the next chunk's first: it must have landed. Chunk c - 1's buffer is
+      // free (its last reads were a chunk ago), so chunk c + 2 is staged into it first.
+      __syncwarp();
+      stage(c + 2);
+      cp_async_wait<1>();
+      __syncwarp();
+    }
+    // Token i's q row, v pair, beta and g; the next token's k row: in this chunk, the next chunk's
+    // first, or this token's own after the last (its sums are not used).
+    const float* qp = cur + (2 * i + 1) * dk + gi * R;
+    const float* vp = cur + v_at + i * kCols + 2 * pair;
+    const float b = cur[beta_at + i], gt = cur[g_at + i];
+    const float* kn_at = i + 1 < n ? qp + dk : last_chunk ? qp - dk : nxt + gi * R;
+    staged_rows<R, FULL>(qp, gi * R, dk, qnew);
+    staged_rows<R, FULL>(kn_at, gi * R, dk, knext);
+    // on S_{t-1}, before this token's update: S_{t-1}^T k_{t+1}, token t - 1's output, k_t . k_{t+1}
+    float sums[5] = {dot_rows<R>(S0, knext), dot_rows<R>(S1, knext), dot_rows<R>(S0, qold), dot_rows<R>(S1, qold),
+                     dot_rows<R>(kcur, knext)};
+    const float e = expf(gt);
+    const float kv0 = e * (eprev * P0 + kappa * dprev0), kv1 = e * (eprev * P1 + kappa * dprev1);
+    const float d0 = ((has0 ? vp[0] : 0.0f) - kv0) * b;
+    const float d1 = ((has1 ? vp[1] : 0.0f) - kv1) * b;
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        S0[r] = __fmaf_rn(kr[r], d0, S0[r]);
-        S1[r] = __fmaf_rn(kr[r], d1, S1[r]);
-      }
-      float sums[4] = {dot_rows<R>(S0, qr), dot_rows<R>(S1, qr), 0.0f, 0.0f};
-#pragma unroll
-      for (int r = 0; r < R; ++r) {
-        S0[r] = S0[r] * decay;
-        S1[r] = S1[r] * decay;
-      }
-      sums[2] = dot_rows<R>(S0, kn);
-      sums[3] = dot_rows<R>(S1, kn);
-      row_group_sums<4>(sums);
-      kv0 = sums[2];
-      kv1 = sums[3];
-      if (gi == 0) {
-        if (pairs) {
-          *reinterpret_cast<uint32_t*>(orow) = uint32_t(st_bf16(sums[0])) | uint32_t(st_bf16(sums[1])) << 16;
-        } else {
-          if (has0) orow[0] = st_bf16(sums[0]);
-          if (has1) orow[1] = st_bf16(sums[1]);
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < R; ++r) kr[r] = kn[r];
+    for (int r = 0; r < R; ++r) {
+      S0[r] = __fmaf_rn(kcur[r], d0, S0[r] * e);
+      S1[r] = __fmaf_rn(kcur[r], d1, S1[r] * e);
+    }
+    row_group_sums<5>(sums);
+    if (c + i > 0) {
+      store(sums[2], sums[3]);
+      orow += o_step;
+    }
+    P0 = sums[0], P1 = sums[1], kappa = sums[4];
+    dprev0 = d0, dprev1 = d1, eprev = e;
+  };
+  // k_t alternates between kr and kb, q_{t-1} between qprev and qb; a chunk's token count is even
+  // but for the last chunk's, whose odd token leaves the pair's halves in kb and qb
+  bool swapped = false;
+  for (int c = 0; c < chunks; ++c) {
+    const int n = min(kChunk, T - c * kChunk);
+    for (int i = 0; i < n; i += 2) {
+      token(c, i, kr, kb, qprev, qb);
+      if (i + 1 < n) token(c, i + 1, kb, kr, qb, qprev);
+      else swapped = true;
     }
   }
+  if (swapped)
+#pragma unroll
+    for (int r = 0; r < R; ++r) qprev[r] = qb[r];
+  // the last token's output, on the final state
+  float last[2] = {dot_rows<R>(S0, qprev), dot_rows<R>(S1, qprev)};
+  row_group_sums<2>(last);
+  store(last[0], last[1]);
   cp_async_wait<0>();  // no copy outlives the block
 }
 

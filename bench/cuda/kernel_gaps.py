@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Where a recorded forward's GPU time goes between kernels: reads kernel_timeline.cpp's CSV, takes
+each graph launch (a run of kernels with the same nonzero graph id) and prints its span, the kernels'
+busy time, the idle gaps between them, and per kernel name: count, time, mean gap after it.
+Usage: kernel_gaps.py kernels.csv [--last N]"""
+import argparse
+import collections
+import csv
+import re
+
+
+def short(name):
+    name = re.sub(r"\(.*", "", name.replace("(anonymous namespace)", "anon"))  # arguments
+    name = name.replace("void ", "")
+    base = re.sub(r"<.*", "", name).split("::")[-1]
+    targs = re.search(r"<(.*)>", name)
+    return base + (f"<{targs.group(1)}>" if targs else "")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("csv")
+    ap.add_argument("--last", type=int, default=2)
+    a = ap.parse_args()
+    ev = [(int(r["start_ns"]), int(r["end_ns"]), int(r["graph_id"]), short(r["name"]))
+          for r in csv.DictReader(open(a.csv))]
+    ev.sort()
+    runs = []
+    for e in ev:
+        if e[2] and runs and runs[-1][-1][2] == e[2] and e[0] - runs[-1][-1][1] < 100_000:
+            runs[-1].append(e)
+        elif e[2]:
+            runs.append([e])
+    print(f"{len(ev)} records, {len(runs)} graph launches of {sorted(set(len(r) for r in runs))} kernels")
+    for r in runs[-a.last:]:
+        span = r[-1][1] - r[0][0]
+        busy = sum(e[1] - e[0] for e in r)
+        gaps = [max(0, r[i + 1][0] - r[i][1]) for i in range(len(r) - 1)]
+        print(f"\nlaunch: {len(r)} kernels, span {span / 1e3:.1f} us, busy {busy / 1e3:.1f} us, "
+              f"gaps {sum(gaps) / 1e3:.1f} us (median {sorted(gaps)[len(gaps) // 2] / 1e3:.2f} us)")
+        hist = collections.Counter(min(g // 500, 8) for g in gaps)
+        print("  gaps in 0.5 us bins (last: 4 us and more):", [hist[i] for i in range(9)])
+        by = collections.defaultdict(lambda: [0, 0, 0])
+        for i, e in enumerate(r):
+            by[e[3]][0] += 1
+            by[e[3]][1] += e[1] - e[0]
+            if i < len(gaps):
+                by[e[3]][2] += gaps[i]
+        print(f"  {'kernel':60s} {'n':>4s} {'us each':>8s} {'us':>8s} {'gap after':>9s}")
+        for k, (n, d, g) in sorted(by.items(), key=lambda x: -x[1][1]):
+            print(f"  {k[:60]:60s} {n:4d} {d / n / 1e3:8.2f} {d / 1e3:8.1f} {g / n / 1e3:9.2f}")
+
+
+if __name__ == "__main__":
+    main()
