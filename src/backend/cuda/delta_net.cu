@@ -190,8 +190,9 @@ __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, f
 //   S *= exp(g_t); kv = S^T k_t; d = (v_t - kv) beta_t; S += k_t d^T; o_t = bf16(S^T q_t)
 // The kv sums come from dots one token ahead (below), reduced together with the previous token's
 // output sums, so a token's critical path is a few scalar ops and one fma, with the dots and the
-// shuffle tree beside it; two columns a lane share the row loads and the loop. Inputs are staged into shared memory up to two chunks ahead,
-// so no token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
+// shuffle tree beside it; two columns a lane share the row loads and the loop. Inputs are staged
+// into shared memory up to two chunks ahead, so no token waits for a global load. Sequences of
+// chunked_from tokens or more are the chunked form's.
 template <int R, bool FULL>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
@@ -324,6 +325,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   };
   // k_t alternates between kr and kb, q_{t-1} between qprev and qb; a chunk's token count is even
   // but for the last chunk's, whose odd token leaves the pair's halves in kb and qb
+  static_assert(kChunk % 2 == 0, "whole chunks are token pairs");
   bool swapped = false;
   for (int c = 0; c < chunks; ++c) {
     const int n = min(kChunk, T - c * kChunk);
