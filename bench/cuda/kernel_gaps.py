@@ -7,6 +7,7 @@ import argparse
 import collections
 import csv
 import re
+import sys
 
 
 def short(name):
@@ -22,8 +23,13 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--last", type=int, default=2)
     a = ap.parse_args()
-    ev = [(int(r["start_ns"]), int(r["end_ns"]), int(r["graph_id"]), short(r["name"]))
-          for r in csv.DictReader(open(a.csv))]
+    with open(a.csv) as f:
+        rows = csv.DictReader(f)
+        want = {"start_ns", "end_ns", "graph_id", "name"}
+        if not want <= set(rows.fieldnames or []):
+            sys.exit(f"kernel_gaps: {a.csv} has columns {rows.fieldnames}, expected {sorted(want)} "
+                     "(kernel_timeline.cpp's CSV)")
+        ev = [(int(r["start_ns"]), int(r["end_ns"]), int(r["graph_id"]), short(r["name"])) for r in rows]
     ev.sort()
     runs = []
     for e in ev:
@@ -31,6 +37,8 @@ def main():
             runs[-1].append(e)
         elif e[2]:
             runs.append([e])
+    if not runs:
+        sys.exit(f"kernel_gaps: no graph-launched kernels in {a.csv} ({len(ev)} records)")
     print(f"{len(ev)} records, {len(runs)} graph launches of {sorted(set(len(r) for r in runs))} kernels")
     for r in runs[-a.last:]:
         span = r[-1][1] - r[0][0]

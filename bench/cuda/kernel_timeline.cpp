@@ -57,14 +57,20 @@ void flush() {
 }  // namespace
 
 extern "C" int InitializeInjection(void) {
-  const char* path = std::getenv("TF_TIMELINE_OUT");
-  g_out = std::fopen(path ? path : "kernels.csv", "w");
-  if (!g_out) return 0;
+  const char* env = std::getenv("TF_TIMELINE_OUT");
+  const char* path = env ? env : "kernels.csv";
+  g_out = std::fopen(path, "w");
+  if (!g_out) {
+    std::fprintf(stderr, "tf_kernel_timeline: cannot write %s (TF_TIMELINE_OUT); no timeline recorded\n", path);
+    return 0;
+  }
   std::fprintf(g_out, "start_ns,end_ns,graph_id,name\n");
   if (cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed) != CUPTI_SUCCESS ||
       cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
-      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS)
+      cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY) != CUPTI_SUCCESS) {
+    std::fprintf(stderr, "tf_kernel_timeline: CUPTI refused activity tracing; %s stays empty\n", path);
     return 0;
+  }
   std::atexit(flush);
   return 1;
 }
