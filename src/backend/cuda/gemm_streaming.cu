@@ -25,6 +25,7 @@
 #include "backend/cuda/tensor_map.h"
 #include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
+#include "core/env_switch.h"
 #include "core/error.h"
 
 namespace tf::cuda {
@@ -49,6 +50,10 @@ constexpr int tile_pitch(int bn) { return bn + 8; }   // bf16 per x row of an ou
 
 namespace cg = cooperative_groups;
 
+// How a product's TMA loads ask L2 to keep their lines: the weights are read once a forward, so
+// evict-first keeps them from pushing out x (read by every tile) and the small kernels' tensors.
+enum class L2Hints : int { none, weights_first };
+
 struct Segment {
   uint16_t* y;  // [m, n]
   int n, first_block;
@@ -59,6 +64,7 @@ struct Group {
   CUtensorMap x_map;                        // [m, k] in boxes of [8 N8][BK]
   Segment seg[kMaxStreamingWeights];
   int count, m, k, splits;
+  L2Hints hints;
 };
 
 // y = bf16(((p_0 + p_1) + p_2) + ...) over the cluster's P partial tiles, this block adding its
@@ -119,9 +125,13 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   auto stage_w = [&](int st) { return smem + st * kStageElems; };
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
   auto* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageElems);  // [kStages]: the stage has landed
+  const uint64_t w_policy = l2_policy_evict_first();
   auto load = [&](int st, int step) {  // one thread; rows past n or m land as zeros
     mbarrier_arrive_expect_tx(&full[st], uint32_t(kStageElems * 2));
-    tma_load_2d(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0);
+    if (g.hints == L2Hints::weights_first)
+      tma_load_2d_hinted(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0, w_policy);
+    else
+      tma_load_2d(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0);
     tma_load_2d(stage_x(st), &g.x_map, &full[st], kbeg + step * BK, 0);
   };
   if (threadIdx.x == 0) {
@@ -332,6 +342,9 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   g.m = static_cast<int>(m);
   g.k = static_cast<int>(k);
   g.splits = streaming_splits(k, tiles);
+  // TF_STREAMING_L2=none leaves L2's default policy to the weights (to compare)
+  static const bool first = env_switch("TF_STREAMING_L2", {"weights_first", "none"}) == "weights_first";
+  g.hints = first ? L2Hints::weights_first : L2Hints::none;
   require(g.splits == 1 || g.splits == 2 || g.splits == 4 || g.splits == kMaxSplits,
           "gemm_streaming: the kernel adds 1, 2, 4 or 8 k shares");
   const int n8 = static_cast<int>(std::min<int64_t>(16, (m + 7) / 8));
