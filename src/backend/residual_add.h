@@ -4,7 +4,11 @@
 
 namespace tf {
 
-// h, d: BF16 of one shape.
+// h, d: BF16 of one shape; or h BF16 [rows, n] and d a product's F32 k-share sums [P, rows, n]
+// (linear's), which enter as bf16(((d[0] + d[1]) + ...) + d[P - 1]), the product's own rounding.
 void residual_add(Tensor& h, const Tensor& d);
+
+// The d both residual adds take, as above; the error names op and what was expected.
+void check_residual_delta(const char* op, const Tensor& h, const Tensor& d);
 
 }  // namespace tf

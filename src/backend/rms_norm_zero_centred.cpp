@@ -2,6 +2,7 @@
 
 #include "backend/cpu/transformer_ops.h"
 #include "backend/dispatch.h"
+#include "backend/residual_add.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/transformer_ops.h"
 #endif
@@ -28,9 +29,10 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
   const char* op = "residual_add_rms_norm_zero_centred";
   Device dev = common_device(op, {&h, &d, &w, &y});
-  expect_dtypes(op, DType::BF16, {{"h", h}, {"d", d}, {"y", y}});
+  check_residual_delta(op, h, d);
+  expect_dtype(op, "y", y, DType::BF16);
   check_norm_weight(op, h, w);
-  expect_shapes(op, h.shape, {{"d", d}, {"y", y}});
+  expect_shape(op, "y", y, h.shape);
   if (y.data == h.data || y.data == d.data) fail(std::string(op) + ": y must not alias h or d");
   run_kernel(op, dev, cpu::residual_add_rms_norm_zero_centred, TF_CUDA_KERNEL(cuda::residual_add_rms_norm_zero_centred),
              h, d, w, eps, y);

@@ -13,7 +13,8 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
 // The residual add fused ahead of the norm; the same roundings as the two ops apart:
 //   h = bf16(float(h) + float(d))  (in place)
 //   y = rms_norm_zero_centred(h, w)
-// h, d, y: BF16 [rows, d]; y must not alias h or d.
+// h, y: BF16 [rows, d]; d: BF16 [rows, d] or a product's F32 k-share sums (backend/residual_add.h);
+// y must not alias h or d.
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y);
 
 }  // namespace tf

@@ -86,6 +86,67 @@ TEST(Linear, MatchesFloat64WithinOneRoundingAndKernelsAgree) {
   }
 }
 
+TEST(Linear, KShareSumsMatchFloat64AndRoundToLinearsBytes) {
+  for (int64_t K : {64, 96, 300}) {
+    const int64_t n = 5, N = 7;
+    Tensor x = random_bf16({n, K}, 21 + K, 1.0f), w = random_bf16({N, K}, 22 + K, 0.1f);
+    Tensor y = empty(DType::BF16, {n, N});
+    linear(x, w, y);
+    for (int64_t P : {int64_t(1), int64_t(2), K % 3 == 0 ? int64_t(3) : int64_t(4)}) {
+      if (K % P) continue;
+      Tensor s = empty(DType::F32, {P, n, N});
+      linear(x, w, s);
+      const int64_t range = K / P;
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t t = 0; t < n; ++t)
+          for (int64_t o = 0; o < N; ++o) {
+            double ref = 0, mag = 0;
+            for (int64_t k = p * range; k < (p + 1) * range; ++k) {
+              ref += double(at(x, t * K + k)) * at(w, o * K + k);
+              mag += std::fabs(double(at(x, t * K + k)) * at(w, o * K + k));
+            }
+            EXPECT_LE(std::fabs(s.ptr<float>()[(p * n + t) * N + o] - ref), 2 * range * std::ldexp(mag, -24))
+                << "K=" << K << " P=" << P;
+          }
+      if (P == 1) {
+        for (int64_t i = 0; i < n * N; ++i)
+          ASSERT_EQ(round_bf16(s.ptr<float>()[i]), at(y, i)) << "one share rounds to linear's bytes, K=" << K << " at " << i;
+      }
+      // the residual adds finish the product: the same bytes as adding linear's rows when P is 1
+      Tensor h = random_bf16({n, N}, 23, 2.0f), h1 = empty(DType::BF16, {n, N}), h2 = empty(DType::BF16, {n, N});
+      copy_into(h1, h);
+      copy_into(h2, h);
+      residual_add(h1, s);
+      Tensor wn = random_bf16({N}, 24, 0.3f), y1 = empty(DType::BF16, {n, N}), y2 = empty(DType::BF16, {n, N});
+      residual_add_rms_norm_zero_centred(h2, s, wn, 1e-6f, y2);
+      EXPECT_TRUE(same_bytes(h1, h2)) << "both adds take the shares alike, K=" << K << " P=" << P;
+      for (int64_t i = 0; i < n * N; ++i) {
+        float sum = s.ptr<float>()[i];
+        for (int64_t p = 1; p < P; ++p) sum = sum + s.ptr<float>()[p * n * N + i];
+        const float want = round_bf16(at(h, i) + round_bf16(sum));
+        ASSERT_EQ(at(h1, i), want) << "h = bf16(h + bf16(shares added in order)) at " << i << ", P=" << P;
+      }
+      rms_norm_zero_centred(h1, wn, 1e-6f, y1);
+      EXPECT_TRUE(same_bytes(y1, y2)) << "K=" << K << " P=" << P;
+    }
+  }
+}
+
+TEST(Linear, KShareSumsRefuseABadShareCountByName) {
+  Tensor x = random_bf16({3, 64}, 1), w = random_bf16({4, 64}, 2);
+  Tensor three = empty(DType::F32, {3, 3, 4}), flat = empty(DType::F32, {3, 4});
+  EXPECT_THROW(linear(x, w, three), Error);  // 3 does not divide 64
+  EXPECT_THROW(linear(x, w, flat), Error);
+  EXPECT_EQ(linear_k_shares(Device::CPU, 3, 64, 4), 0);
+  Tensor h = random_bf16({3, 4}, 3), wrong = empty(DType::F32, {2, 4, 4});
+  try {
+    residual_add(h, wrong);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("residual_add: d is"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Linear, RefusesMismatchedShapes) {
   Tensor x = random_bf16({3, 8}, 1), w = random_bf16({4, 9}, 2), y = empty(DType::BF16, {3, 4});
   EXPECT_THROW(linear(x, w, y), Error);

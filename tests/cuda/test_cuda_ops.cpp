@@ -130,6 +130,20 @@ TEST(CudaOps, Norms) {
       EXPECT_TRUE(same_bytes(h, dh)) << "fused residual";
       expect_close("residual_add_rms_norm_zero_centred", y, dy, 1);
 
+      // a product's k-share sums as the residual: the add itself is exact arithmetic, so the same bytes
+      Tensor shares = rnd(DType::F32, {3, 9, d}, 11), h2 = empty(DType::BF16, x.shape), h3 = empty(DType::BF16, x.shape);
+      std::memcpy(h2.data, x.data, x.nbytes());
+      std::memcpy(h3.data, x.data, x.nbytes());
+      Tensor dh2 = gpu(x), dh3 = gpu(x);
+      residual_add(h2, shares);
+      residual_add(dh2, gpu(shares));
+      EXPECT_TRUE(same_bytes(h2, dh2)) << "residual_add of k-share sums";
+      residual_add_rms_norm_zero_centred(h3, shares, w, 1e-6f, y);
+      residual_add_rms_norm_zero_centred(dh3, gpu(shares), gpu(w), 1e-6f, dy);
+      EXPECT_TRUE(same_bytes(h3, dh3)) << "fused residual of k-share sums";
+      EXPECT_TRUE(same_bytes(h2, h3));
+      expect_close("residual_add_rms_norm_zero_centred (k-share sums)", y, dy, 1);
+
       Tensor gx = rnd(DType::BF16, {40, 128}, 8), gz = rnd(DType::BF16, {40, 128}, 9, 2.0f);
       Tensor gw = rnd(wt, {128}, 10, 0.5f, 1.0f);
       Tensor gy = empty(DType::BF16, gx.shape), dgy = like_gpu(gx);
@@ -215,6 +229,24 @@ TEST(CudaOps, LinearThroughTheDispatcher) {
   linear(x, w, y);
   linear(gpu(x), gpu(w), dy);
   expect_close("linear", y, dy, 1);
+}
+
+TEST(CudaOps, LinearKShareSumsThroughTheDispatcher) {
+  TF_REQUIRE_CUDA_GPU();
+  // the released out / o shape: the device's share count, each share close to the CPU's sum of the
+  // same k range, refused with another count; none above the packed-rows limit
+  const int64_t m = 20, K = 4096, N = 4096;
+  const int64_t P = linear_k_shares(Device::CUDA, m, K, N);
+  ASSERT_GE(P, 2);
+  EXPECT_EQ(linear_k_shares(Device::CUDA, kLinearPackedRows + 1, K, N), 0);
+  EXPECT_EQ(linear_k_shares(Device::CUDA, 1, K, N), P) << "fixed by the shapes, not the rows";
+  Tensor x = rnd(DType::BF16, {m, K}, 60), w = rnd(DType::BF16, {N, K}, 61, 0.02f);
+  Tensor s = empty(DType::F32, {P, m, N}), ds = empty(DType::F32, {P, m, N}, Device::CUDA);
+  linear(x, w, s);
+  linear(gpu(x), gpu(w), ds);
+  expect_close("linear k-share sums", s, ds, 0, 1e-4);
+  Tensor wrong = empty(DType::F32, {P * 2, m, N}, Device::CUDA);
+  EXPECT_THROW(linear(gpu(x), gpu(w), wrong), Error);
 }
 
 TEST(CudaOps, ComparisonCatchesAPlantedFault) {

@@ -275,6 +275,53 @@ TEST(CudaGemm, GroupMatchesFloat64PerWeight) {
 #endif
 }
 
+TEST(CudaGemm, KShareSumsMatchFloat64AndDoNotDependOnTheRowCount) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  // the released out / o (4096 -> 4096) and down (12288 -> 4096) shapes, a partial tile, and rows
+  // not in 16-byte pieces (n % 4 != 0)
+  for (auto [k, n] : {std::pair<int64_t, int64_t>{4096, 4096}, {12288, 4096}, {1024, 130}, {512, 66}}) {
+    const int P = cuda::streaming_share_count(k, n);
+    SCOPED_TRACE("k " + std::to_string(k) + ", n " + std::to_string(n) + ", " + std::to_string(P) + " shares");
+    if (n == 4096) {
+      EXPECT_GE(P, 2) << "the released shapes take k shares";
+    }
+    if (P == 0) continue;
+    Tensor x = random_bf16({128, k}, 50), w = random_bf16({n, k}, 51, 0.05f);
+    Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
+    auto sums = [&](int64_t m) {
+      Tensor d = zeros(DType::F32, {P, m, n}, Device::CUDA);
+      cuda::gemm_streaming_shares(dx.data, m, k, dw.data, n, d.ptr<float>());
+      return to_device(d, Device::CPU);
+    };
+    Tensor all = sums(128), again = sums(128);
+    ASSERT_EQ(0, std::memcmp(all.data, again.data, all.nbytes())) << "repeat differs";
+    const int64_t range = k / P;
+    int bad = 0;
+    for (int64_t p = 0; p < P; ++p)
+      for (int64_t i = 0; i < 128; i += 9)
+        for (int64_t j = 0; j < n; j += 7) {
+          double s = 0, a = 0;
+          for (int64_t t = p * range; t < (p + 1) * range; ++t) {
+            double q = double(to_float(x.ptr<bf16>()[i * k + t])) * double(to_float(w.ptr<bf16>()[j * k + t]));
+            s += q;
+            a += std::fabs(q);
+          }
+          const double got = all.ptr<float>()[(p * 128 + i) * n + j], allow = a * double(range) * std::ldexp(1.0, -24) + 1e-30;
+          if (std::fabs(got - s) > allow && bad++ < 5)
+            ADD_FAILURE() << "share " << p << " [" << i << "," << j << "] = " << got << ", float64 " << s;
+        }
+    EXPECT_EQ(bad, 0);
+    for (int64_t m : {1, 10, 75, 85}) {
+      Tensor mine = sums(m);
+      for (int64_t p = 0; p < P; ++p)
+        EXPECT_EQ(0, std::memcmp(mine.ptr<float>() + p * m * n, all.ptr<float>() + p * 128 * n, size_t(m * n) * 4))
+            << "share " << p << " of " << m << " rows";
+    }
+  }
+#endif
+}
+
 TEST(CudaGemm, PlantedFaultIsCaught) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA

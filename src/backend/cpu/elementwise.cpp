@@ -26,9 +26,8 @@ void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
 
 void residual_add(Tensor& h, const Tensor& d) {
   uint16_t* hp = bf16_ptr_mut(h);
-  const uint16_t* dp = bf16_ptr(d);
   parallel_for(h.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) hp[i] = st(ld(hp, i) + ld(dp, i));
+    for (int64_t i = b; i < e; ++i) hp[i] = st(ld(hp, i) + residual_delta(d, i));
   }, 1 << 14);
 }
 

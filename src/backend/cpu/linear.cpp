@@ -213,7 +213,37 @@ const char* linear_kernel_name(LinearKernel k) {
   return "?";
 }
 
+int64_t linear_k_shares(int64_t, int64_t, int64_t) { return 0; }
+
+namespace {
+
+// y as k-share sums (F32 [P, n, N]): each share's sum in linear's order, its range's k = 32b + 2j
+// and 32b + 2j + 1 in partial sum j, then reduce16, unrounded. Scalar: the forward never asks the
+// CPU for shares (linear_k_shares is 0); tests and the kernel contract do.
+void k_share_sums(const Tensor& x, const Tensor& w, Tensor& y) {
+  const int64_t P = y.dim(0), n = x.dim(0), K = x.dim(1), N = w.dim(0), range = K / P;
+  const uint16_t* xp = bf16_ptr(x);
+  const uint16_t* wp = bf16_ptr(w);
+  float* yp = y.ptr<float>();
+  parallel_for(P * n, [&](int64_t b, int64_t e) {
+    for (int64_t pt = b; pt < e; ++pt) {
+      const int64_t p = pt / n, t = pt % n, k0 = p * range;
+      for (int64_t o = 0; o < N; ++o) {
+        float lane[16] = {};
+        for (int64_t k = k0; k < k0 + range; ++k) {
+          const int j = static_cast<int>((k - k0) % kBlock / 2);
+          lane[j] = lane[j] + ld(xp, t * K + k) * ld(wp, o * K + k);
+        }
+        yp[(p * n + t) * N + o] = reduce16(lane);
+      }
+    }
+  });
+}
+
+}  // namespace
+
 void linear(const Tensor& x, const Tensor& w, Tensor& y) {
+  if (y.dtype == DType::F32) return k_share_sums(x, w, y);
   const int64_t n = x.dim(0), K = x.dim(1), N = w.dim(0);
   if (n == 0 || N == 0) return;
   const int64_t blocks = K / kBlock, padded = (blocks + (K % kBlock ? 1 : 0)) * kBlock;

@@ -42,13 +42,12 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d_, const Tensor& w, float eps, Tensor& y) {
   int64_t rows = h.dim(0), d = h.dim(1);
   uint16_t* hp = bf16_ptr_mut(h);
-  const uint16_t* dp = bf16_ptr(d_);
   uint16_t* yp = bf16_ptr_mut(y);
   parallel_for(rows, [&](int64_t b, int64_t e) {
     std::vector<float> row(d);
     for (int64_t r = b; r < e; ++r) {
       for (int64_t i = 0; i < d; ++i) {
-        uint16_t sum = st(ld(hp, r * d + i) + ld(dp, r * d + i));
+        uint16_t sum = st(ld(hp, r * d + i) + residual_delta(d_, r * d + i));
         hp[r * d + i] = sum;
         row[i] = float_from_bf16_bits(sum);
       }

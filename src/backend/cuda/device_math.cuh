@@ -103,6 +103,34 @@ inline SeqTable make_seq_table(const char* op, const SeqOffsets& s) {
   return t;
 }
 
+// A product's k-share sums at V consecutive elements (F32 [P][stride] from s), added in share order
+// and rounded to bf16, as the product itself would (backend/linear.h); V a multiple of 4: 16-byte
+// reads (aligned to 16 bytes).
+template <int V>
+__device__ __forceinline__ void ld_share_sums_bf16(const float* s, int shares, int64_t stride, float (&out)[V]) {
+  auto ld = [&](const float* p, float (&v)[V]) {
+    if constexpr (V % 4 == 0) {
+#pragma unroll
+      for (int i = 0; i < V; i += 4) {
+        const float4 q = *reinterpret_cast<const float4*>(p + i);
+        v[i] = q.x, v[i + 1] = q.y, v[i + 2] = q.z, v[i + 3] = q.w;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < V; ++i) v[i] = p[i];
+    }
+  };
+  ld(s, out);
+  for (int q = 1; q < shares; ++q) {
+    float v[V];
+    ld(s + q * stride, v);
+#pragma unroll
+    for (int i = 0; i < V; ++i) out[i] = out[i] + v[i];
+  }
+#pragma unroll
+  for (int i = 0; i < V; ++i) out[i] = round_bf16(out[i]);
+}
+
 // The sequence holding token t.
 __device__ __forceinline__ int seq_of(const SeqTable& s, int t) {
   int i = 0;

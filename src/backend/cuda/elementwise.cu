@@ -38,6 +38,19 @@ __global__ void binary_map_kernel(const uint16_t* a, const uint16_t* b, uint16_t
   st_bf16x<V>(y + i, r);
 }
 
+// h[i] = bf16(h[i] + bf16(sum of d's shares at i)), V per thread (8: 16-byte h, two 16-byte reads a share).
+template <int V>
+__global__ void residual_add_shares_kernel(uint16_t* h, const float* d, int shares, int64_t n) {
+  const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
+  if (i >= n) return;
+  float x[V], e[V];
+  ld_bf16x<V>(h + i, x);
+  ld_share_sums_bf16<V>(d + i, shares, n, e);
+#pragma unroll
+  for (int k = 0; k < V; ++k) x[k] = x[k] + e[k];
+  st_bf16x<V>(h + i, x);
+}
+
 struct Add {
   __device__ float operator()(float h, float d) const { return h + d; }
 };
@@ -96,6 +109,19 @@ void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
 }
 
 void residual_add(Tensor& h, const Tensor& d) {
+  if (d.dtype == DType::F32) {
+    const int64_t n = h.numel();
+    if (n == 0) return;
+    const int shares = static_cast<int>(d.dim(0));
+    if (bf16x8_ok(n, {h.data}) && reinterpret_cast<uintptr_t>(d.data) % 16 == 0)
+      residual_add_shares_kernel<8><<<blocks_for(n / 8, kThreads), kThreads, 0, stream()>>>(bits_mut(h), d.ptr<float>(),
+                                                                                          shares, n);
+    else
+      residual_add_shares_kernel<1><<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(bits_mut(h), d.ptr<float>(),
+                                                                                      shares, n);
+    TF_CUDA_LAUNCH("residual_add_shares_kernel");
+    return;
+  }
   binary_map("residual_add_kernel", bits(h), bits(d), bits_mut(h), h.numel(), Add{});
 }
 

@@ -65,6 +65,7 @@ struct Group {
   Segment seg[kMaxStreamingWeights];
   int count, m, k, splits;
   L2Hints hints;
+  float* shares;  // non-null: each share's fp32 sums to shares [splits][m][n], no reduction here
 };
 
 // y = bf16(((p_0 + p_1) + p_2) + ...) over the cluster's P partial tiles, this block adding its
@@ -199,9 +200,27 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     }
     return;
   }
+  auto* part = reinterpret_cast<float*>(smem);
+  if (g.shares) {
+    // this share's sums through shared memory to its rows of shares[split], whole 16-byte pieces
+    for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
+    __syncthreads();
+    float* dst0 = g.shares + int64_t(split) * g.m * seg.n + n0;
+    const int cols = min(BN, seg.n - n0);
+    const bool whole = seg.n % 4 == 0 && (reinterpret_cast<uintptr_t>(g.shares) & 15) == 0;
+    for (int p = threadIdx.x; p < g.m * (BN / 4); p += kThreads) {
+      const int row = p / (BN / 4), c = 4 * (p % (BN / 4));
+      if (c >= cols) continue;
+      float* dst = dst0 + int64_t(row) * seg.n + c;
+      const float* src = part + row * kPartStride + c;
+      if (whole) *reinterpret_cast<float4*>(dst) = *reinterpret_cast<const float4*>(src);
+      else
+        for (int e = 0; e < 4 && c + e < cols; ++e) dst[e] = src[e];
+    }
+    return;
+  }
   // this share's partial tile [8 N8 x rows][BN weight rows] in the stages' memory, then
   // y = bf16(((p_0 + p_1) + p_2) + ...) with each block of the cluster adding BN / splits columns
-  auto* part = reinterpret_cast<float*>(smem);
   for_each_value([&](int row, int col, float v) { part[row * kPartStride + col - n0] = v; });
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every share's partial is written
@@ -250,6 +269,7 @@ void launch(const Group& g, int blocks) {
   cudaLaunchAttribute attr{};
   cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN>),
                                          smem_bytes(N8, BN), blocks, g.splits, attr);
+  if (g.shares) cfg.numAttrs = 0;  // no cluster: the shares are added by the product's consumer
   TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN>, g));
 }
 
@@ -281,6 +301,12 @@ int clusters_that_fit(int splits) {
   TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16, 256>, &cfg));
   std::lock_guard<std::mutex> l(mu);
   return known.emplace(splits, clusters).first->second;
+}
+
+// TF_STREAMING_L2=none leaves L2's default policy to the weights (to compare).
+L2Hints streaming_l2_hints() {
+  static const bool first = env_switch("TF_STREAMING_L2", {"weights_first", "none"}) == "weights_first";
+  return first ? L2Hints::weights_first : L2Hints::none;
 }
 
 int tiles_of(int64_t n, int bn) { return static_cast<int>((n + bn - 1) / bn); }
@@ -315,6 +341,15 @@ int streaming_splits(int64_t k, int tiles) {
   return s;
 }
 
+int streaming_share_count(int64_t k, int64_t n) {
+  const int64_t steps = k / BK, tiles = tiles_of(n, 128);
+  int p = 1;
+  while (p * 2 <= kMaxSplits && tiles * p * 2 <= int64_t(sm_count()) && steps % (p * 2) == 0 &&
+         steps / (p * 2) >= kMinShareSteps)
+    p *= 2;
+  return p >= 2 ? p : 0;
+}
+
 bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const StreamingWeight> ws) {
   auto aligned = [](const void* p, uintptr_t a) { return (reinterpret_cast<uintptr_t>(p) & (a - 1)) == 0; };
   if (m < 1 || m > kStreamingRows || k < BK || k % BK != 0 || k > (int64_t(1) << 24) || !aligned(x, 16)) return false;
@@ -330,6 +365,26 @@ int streaming_tile_rows(int64_t k, std::span<const StreamingWeight> ws) {
   return streaming_splits(k, t256) > 1 && t128 <= sm_count() ? 128 : 256;
 }
 
+void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, int64_t n, float* shares) {
+  const StreamingWeight one{w, shares, n};
+  require(gemm_streaming_fits(m, k, x, std::span(&one, 1)),
+          "gemm_streaming_shares: geometry outside the kernel's (see gemm_streaming_fits)");
+  const int P = streaming_share_count(k, n);
+  require(P >= 2, "gemm_streaming_shares: no k shares for k " + std::to_string(k) + ", n " + std::to_string(n));
+  Group g{};
+  g.count = 1;
+  g.m = static_cast<int>(m);
+  g.k = static_cast<int>(k);
+  g.splits = P;
+  g.hints = streaming_l2_hints();
+  g.shares = shares;
+  const int n8 = static_cast<int>(std::min<int64_t>(16, (m + 7) / 8));
+  g.x_map = rows_map("streaming product: x", x, m, k, 8 * n8);
+  g.w_map[0] = weight_map(w, n, k, 128);
+  g.seg[0] = Segment{nullptr, static_cast<int>(n), 0};
+  launch_for(n8, 128, g, tiles_of(n, 128) * P);
+}
+
 void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws, int tile_rows) {
   require(gemm_streaming_fits(m, k, x, ws), "gemm_streaming: geometry outside the kernel's (see gemm_streaming_fits)");
   require(tile_rows == 0 || tile_rows == 128 || tile_rows == 256,
@@ -342,9 +397,7 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   g.m = static_cast<int>(m);
   g.k = static_cast<int>(k);
   g.splits = streaming_splits(k, tiles);
-  // TF_STREAMING_L2=none leaves L2's default policy to the weights (to compare)
-  static const bool first = env_switch("TF_STREAMING_L2", {"weights_first", "none"}) == "weights_first";
-  g.hints = first ? L2Hints::weights_first : L2Hints::none;
+  g.hints = streaming_l2_hints();
   require(g.splits == 1 || g.splits == 2 || g.splits == 4 || g.splits == kMaxSplits,
           "gemm_streaming: the kernel adds 1, 2, 4 or 8 k shares");
   const int n8 = static_cast<int>(std::min<int64_t>(16, (m + 7) / 8));

@@ -3,6 +3,7 @@
 
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/transformer_ops.h"
+#include "core/env_switch.h"
 
 namespace tf::cuda {
 
@@ -10,7 +11,16 @@ namespace tf::cuda {
 static_assert(kStreamingRows == kLinearPackedRows, "the packed-rows limit must be the streaming kernel's");
 
 void linear(const Tensor& x, const Tensor& w, Tensor& y) {
+  if (y.dtype == DType::F32) return gemm_streaming_shares(x.data, x.dim(0), x.dim(1), w.data, w.dim(0), y.ptr<float>());
   gemm_bf16_xwt(x.data, w.data, y.data, x.dim(0), w.dim(0), x.dim(1));
+}
+
+// The streaming kernel's shares, where it runs (not under TF_GEMM=cublaslt) and where they are
+// more than one; TF_LINEAR_SHARES=0 offers none (to compare).
+int64_t linear_k_shares(int64_t rows, int64_t k, int64_t n) {
+  static const bool on = env_switch("TF_LINEAR_SHARES", {"1", "0"}) == "1";
+  if (!on || gemm_cublaslt_forced() || rows < 1 || rows > kStreamingRows || k % 64 != 0 || n % 2 != 0) return 0;
+  return streaming_share_count(k, n);
 }
 
 void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {

@@ -55,6 +55,20 @@ __device__ __forceinline__ void load_slots(const uint16_t* row, int lane, int d,
   }
 }
 
+// A product's k-share sums at the same slots, rounded to bf16 as the product would (zeros past d for V = 1).
+template <int tpr, int N, int V>
+__device__ __forceinline__ void load_share_slots(const float* row, int shares, int64_t stride, int lane, int d,
+                                                 float (&v)[N]) {
+#pragma unroll
+  for (int p = 0; p < N / V; ++p) {
+    const int i = slot_index<tpr, V>(p * V, lane);
+    float part[V];
+    if (V > 1 || i < d) ld_share_sums_bf16<V>(row + i, shares, stride, part);
+#pragma unroll
+    for (int e = 0; e < V; ++e) v[p * V + e] = V > 1 || i < d ? part[e] : 0.0f;
+  }
+}
+
 // The N values back as bf16, the same slots (nothing past d).
 template <int tpr, int N, int V>
 __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, const float (&v)[N]) {
@@ -72,11 +86,12 @@ __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, cons
   }
 }
 
-// y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps); with `delta`, first h = bf16(h + delta).
+// y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps); with `delta`, first h = bf16(h + delta),
+// or with `shares` (a product's k-share sums [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
 // A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr).
 template <int tpr, int N, int V>
-__global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta, const void* w, bool w_f32,
-                                             float eps, uint16_t* y, int64_t rows, int d) {
+__global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
+                                             const void* w, bool w_f32, float eps, uint16_t* y, int64_t rows, int d) {
   __shared__ float scratch[kBlock / 32];
   const int rows_per_block = kBlock / tpr;
   int64_t row = blockIdx.x * int64_t(rows_per_block) + threadIdx.x / tpr;
@@ -90,9 +105,10 @@ __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta,
     const int i = slot_index<tpr, V>(n, lane);
     wv[n] = i < d ? ld_weight(w, w_f32, i) : 0.0f;
   }
-  if (delta && live) {
+  if ((delta || shares) && live) {
     float e[N];
-    load_slots<tpr, N, V>(delta + row * d, lane, d, e);
+    if (shares) load_share_slots<tpr, N, V>(shares + row * d, share_count, rows * d, lane, d, e);
+    else load_slots<tpr, N, V>(delta + row * d, lane, d, e);
 #pragma unroll
     for (int n = 0; n < N; ++n) v[n] = round_bf16(v[n] + e[n]);
     store_slots<tpr, N, V>(xr, lane, d, v);
@@ -147,14 +163,24 @@ __global__ void rms_norm_gated_kernel(const uint16_t* x, const uint16_t* z, cons
 // The widest row the register-resident kernel holds.
 constexpr int64_t kMaxRow = 32 * kBlock;
 
+// What a fused residual add adds: bf16 rows, or a product's k-share sums (F32 [count][rows][d]).
+struct ResidualDelta {
+  const uint16_t* rows = nullptr;
+  const float* shares = nullptr;
+  int share_count = 0;
+};
+
 template <int tpr>
-void launch_zero_centred_rows(uint16_t* x, const uint16_t* delta, const void* w, bool f32, float eps, uint16_t* y,
+void launch_zero_centred_rows(uint16_t* x, ResidualDelta delta, const void* w, bool f32, float eps, uint16_t* y,
                               int64_t rows, int d) {
   const unsigned blocks = static_cast<unsigned>(blocks_for(rows, kBlock / tpr));
   const int per = (d + tpr - 1) / tpr;
-  auto go = [&](auto kernel) { kernel<<<blocks, kBlock, 0, stream()>>>(x, delta, w, f32, eps, y, rows, d); };
+  auto go = [&](auto kernel) {
+    kernel<<<blocks, kBlock, 0, stream()>>>(x, delta.rows, delta.shares, delta.share_count, w, f32, eps, y, rows, d);
+  };
   // rows that are whole 16-byte pieces per thread take the vector kernel
-  const bool pieces = d % (8 * tpr) == 0 && bf16x8_ok(d, {x, y}) && (!delta || bf16x8_ok(d, {delta}));
+  const bool pieces = d % (8 * tpr) == 0 && bf16x8_ok(d, {x, y}) && (!delta.rows || bf16x8_ok(d, {delta.rows})) &&
+                      reinterpret_cast<uintptr_t>(delta.shares) % 16 == 0;
   if (pieces && per == 8) go(rms_norm_zero_centred_kernel<tpr, 8, 8>);
   else if (pieces && per == 16) go(rms_norm_zero_centred_kernel<tpr, 16, 8>);
   else if (pieces && per == 32) go(rms_norm_zero_centred_kernel<tpr, 32, 8>);
@@ -166,7 +192,7 @@ void launch_zero_centred_rows(uint16_t* x, const uint16_t* delta, const void* w,
   else go(rms_norm_zero_centred_kernel<tpr, 32, 1>);
 }
 
-void launch_zero_centred(uint16_t* x, const uint16_t* delta, const Tensor& w, float eps, uint16_t* y, int64_t rows,
+void launch_zero_centred(uint16_t* x, ResidualDelta delta, const Tensor& w, float eps, uint16_t* y, int64_t rows,
                          int64_t d) {
   if (rows == 0) return;
   if (d > kMaxRow)
@@ -182,13 +208,15 @@ void launch_zero_centred(uint16_t* x, const uint16_t* delta, const Tensor& w, fl
 
 void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
   // x is only read when no delta is given
-  launch_zero_centred(static_cast<uint16_t*>(x.data), nullptr, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
+  launch_zero_centred(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
                       x.dim(1));
 }
 
 void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
-  launch_zero_centred(static_cast<uint16_t*>(h.data), static_cast<const uint16_t*>(d.data), w, eps,
-                      static_cast<uint16_t*>(y.data), h.dim(0), h.dim(1));
+  ResidualDelta delta;
+  if (d.dtype == DType::F32) delta.shares = d.ptr<float>(), delta.share_count = static_cast<int>(d.dim(0));
+  else delta.rows = static_cast<const uint16_t*>(d.data);
+  launch_zero_centred(static_cast<uint16_t*>(h.data), delta, w, eps, static_cast<uint16_t*>(y.data), h.dim(0), h.dim(1));
 }
 
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {

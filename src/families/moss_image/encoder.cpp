@@ -69,9 +69,7 @@ Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOf
   gated_delta_rule(q, k, v, beta, g, offs, o);
   Tensor normed = empty(DType::BF16, {T * Hv, dv}, device_);  // per (token, value head)
   rms_norm_gated(o.reshaped({T * Hv, dv}), z.reshaped({T * Hv, dv}), w.norm, static_cast<float>(c.rms_norm_eps), normed);
-  Tensor out = empty(DType::BF16, {T, c.hidden}, device_);
-  linear(normed.reshaped({T, Hv * dv}), w.out_proj, out);
-  return out;
+  return residual_product(normed.reshaped({T, Hv * dv}), w.out_proj);
 }
 
 Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& offs, const Rope& rope) const {
@@ -94,9 +92,7 @@ Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqO
   Tensor o = empty(DType::BF16, {T, Hq, d}, device_);
   attention_causal_gqa(q, k, v, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))), offs, o);
   sigmoid_gate(o, gate, o);
-  Tensor out = empty(DType::BF16, {T, c.hidden}, device_);
-  linear(o.reshaped({T, Hq * d}), w.o_proj, out);
-  return out;
+  return residual_product(o.reshaped({T, Hq * d}), w.o_proj);
 }
 
 Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
@@ -105,9 +101,14 @@ Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
   Tensor up = empty(DType::BF16, {T, config_.intermediate}, device_);
   linear_shared_input(x, {{&w.gate_proj, &gate}, {&w.up_proj, &up}});
   silu_gated_product(gate, up, gate);
-  Tensor out = empty(DType::BF16, {T, config_.hidden}, device_);
-  linear(gate, w.down_proj, out);
-  return out;
+  return residual_product(gate, w.down_proj);
+}
+
+Tensor Encoder::residual_product(const Tensor& x, const Tensor& w) const {
+  const int64_t T = x.dim(0), N = w.dim(0), P = linear_k_shares(device_, T, x.dim(1), N);
+  Tensor y = P ? empty(DType::F32, {P, T, N}, device_) : empty(DType::BF16, {T, N}, device_);
+  linear(x, w, y);
+  return y;
 }
 
 void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {

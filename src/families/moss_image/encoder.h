@@ -77,6 +77,9 @@ class Encoder {
   // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
   Tensor forward_recorded(const Tensor& dev_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
+  // x w^T for a residual add to take: the device's k-share sums where it offers them (the add
+  // finishes the product, with its rounding), else linear's BF16 rows.
+  Tensor residual_product(const Tensor& x, const Tensor& w) const;
   void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
   Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
   Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;

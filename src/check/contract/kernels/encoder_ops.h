@@ -19,6 +19,12 @@ void register_rope_partial(bool cuda);
 void register_attention_causal_gqa(bool cuda);
 void register_rope_tables();  // host only
 
+// A residual add's d as its reference sees it: BF16 values, or a product's F32 k-share sums [P, rows, n]
+// added in order and rounded to bf16 (residual_add.cpp). The faulty form for controls: the sum left
+// unrounded, or its last share dropped.
+std::vector<Tracked> residual_delta_reference(const Tensor& d);
+std::vector<double> residual_delta_faulty(const Tensor& d, bool round_sum, bool drop_last);
+
 // Packed sequences travel in a case's params from index `from` on (as cu_seqlens).
 SeqOffsets offsets_from(const Params& p, size_t from);
 void append_offsets(Params& p, const SeqOffsets& o);

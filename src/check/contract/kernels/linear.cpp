@@ -48,6 +48,46 @@ void faulty_linear(const std::vector<Tensor>& in, std::vector<Tensor>& out, bool
   set_values(out[0], y);
 }
 
+// linear's y as k-share sums F32 [P, n, o]: share p is the fp32 sum over the p-th of P equal k
+// ranges, unrounded. P is in the case's output shape, one every backend makes for it.
+Case share_case(Rng& rng, int64_t n, int64_t k, int64_t o, int64_t P) {
+  Case c = random_case(rng, n, k, o);
+  c.label = std::to_string(P) + " k-share sums " + label({{"tokens", n}, {"in", k}, {"out", o}});
+  c.outputs = {host_empty(DType::F32, {P, n, o})};
+  return c;
+}
+
+Reference share_reference(const Case& c) {
+  const int64_t n = c.inputs[0].dim(0), k = c.inputs[0].dim(1), o = c.inputs[1].dim(0), P = c.outputs[0].dim(0);
+  const int64_t range = k / P;
+  std::vector<Tracked> x = tracked_of(c.inputs[0]), w = tracked_of(c.inputs[1]), y(static_cast<size_t>(P * n * o));
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < o; ++j)
+        y[(p * n + t) * o + j] =
+            f32_dot(std::span(x).subspan(t * k + p * range, range), std::span(w).subspan(j * k + p * range, range));
+  return {y};
+}
+
+// A faulty share sum: `bf16_sum` rounds the running sum after every term, `reversed` stores share p
+// in slot P - 1 - p, `whole` puts all of k in share 0 and zeros in the others.
+void faulty_shares(const std::vector<Tensor>& in, std::vector<Tensor>& out, bool bf16_sum, bool reversed, bool whole) {
+  const int64_t n = in[0].dim(0), k = in[0].dim(1), o = in[1].dim(0), P = out[0].dim(0), range = k / P;
+  std::vector<double> x = values_of(in[0]), w = values_of(in[1]), y(static_cast<size_t>(P * n * o));
+  for (int64_t p = 0; p < P; ++p)
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < o; ++j) {
+        float acc = 0;
+        const int64_t k0 = whole ? 0 : p * range, k1 = whole ? (p == 0 ? k : 0) : k0 + range;
+        for (int64_t i = k0; i < k1; ++i) {
+          acc += static_cast<float>(x[t * k + i]) * static_cast<float>(w[j * k + i]);
+          if (bf16_sum) acc = static_cast<float>(bf16_of(acc));
+        }
+        y[((reversed ? P - 1 - p : p) * n + t) * o + j] = acc;
+      }
+  set_values(out[0], y);
+}
+
 }  // namespace
 
 void register_linear(bool cuda) {
@@ -104,6 +144,52 @@ void register_linear(bool cuda) {
     return cs;
   };
   add_kernel(std::move(k));
+
+  KernelContract s;
+  s.name = "linear_k_share_sums";
+  s.families = {"moss_image"};
+  s.backends = backends(cuda);
+  // share counts CUDA makes for these shapes on any GPU of 16 SMs or more (limited by k, not tiles)
+  s.random_cases = [](Rng& rng) {
+    return std::vector<Case>{share_case(rng, 9, 2048, 130, 8), share_case(rng, 5, 1024, 256, 4)};
+  };
+  s.adversarial_cases = [](Rng& rng) {
+    // a share's terms far apart in magnitude
+    Case c = share_case(rng, 3, 1024, 256, 4);
+    std::vector<double> x = values_of(c.inputs[0]);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = bf16_of(std::ldexp(x[i], static_cast<int>(rng.below(40)) - 20));
+    set_values(c.inputs[0], x);
+    c.label = "range 2^-20..2^20, " + c.label;
+    return std::vector<Case>{c};
+  };
+  s.reference = share_reference;
+  s.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) { linear(in[0], in[1], out[0]); };
+  s.controls = {
+      reimplemented("bf16-accumulation", [](auto& in, auto& out, auto&) { faulty_shares(in, out, true, false, false); }),
+      reimplemented("shares-reversed", [](auto& in, auto& out, auto&) { faulty_shares(in, out, false, true, false); }),
+      reimplemented("all-of-k-in-one-share", [](auto& in, auto& out, auto&) { faulty_shares(in, out, false, false, true); }),
+      perturbed_inputs("dropped-term", [](std::vector<Tensor>& in) {
+        std::vector<double> x = values_of(in[0]);
+        int64_t kk = in[0].dim(1);
+        for (size_t i = kk - 1; i < x.size(); i += kk) x[i] = 0;
+        set_values(in[0], x);
+      }),
+  };
+  s.limit_cases = [] {
+    // the released out / o and down projections at the packed-rows limit, in the device's shares
+    std::vector<Case> cs;
+    for (int64_t kk : {4096, 12288}) {
+      const int64_t P = linear_k_shares(Device::CUDA, 128, kk, 4096);
+      if (P == 0) continue;
+      Case c;
+      c.label = label({{"tokens", 128}, {"in", kk}, {"out", 4096}});
+      c.inputs = {shape_only(DType::BF16, {128, kk}), shape_only(DType::BF16, {4096, kk})};
+      c.outputs = {shape_only(DType::F32, {P, 128, 4096})};
+      cs.push_back(c);
+    }
+    return cs;
+  };
+  add_kernel(std::move(s));
 }
 
 }  // namespace tf::contract

@@ -1,4 +1,5 @@
-// residual_add: h = bf16(h + d) in place; bf16 + bf16 in fp32 then one rounding.
+// residual_add: h = bf16(h + d) in place; bf16 + bf16 in fp32 then one rounding. d may be a
+// product's fp32 k-share sums [P, rows, n]: d = bf16(((d_0 + d_1) + ...) + d_{P-1}) first.
 #include "backend/residual_add.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
@@ -17,6 +18,32 @@ Case make_case(Tensor h, Tensor d, std::string what) {
 
 }  // namespace
 
+std::vector<Tracked> residual_delta_reference(const Tensor& d) {
+  std::vector<Tracked> v = tracked_of(d);
+  if (d.dtype != DType::F32) return v;
+  const size_t n = v.size() / static_cast<size_t>(d.dim(0));
+  std::vector<Tracked> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    Tracked s = v[i];
+    for (int64_t p = 1; p < d.dim(0); ++p) s = f32_add(s, v[p * n + i]);
+    out[i] = round_bf16_point(s);
+  }
+  return out;
+}
+
+std::vector<double> residual_delta_faulty(const Tensor& d, bool round_sum, bool drop_last) {
+  std::vector<double> v = values_of(d);
+  if (d.dtype != DType::F32) return v;
+  const int64_t P = d.dim(0), n = static_cast<int64_t>(v.size()) / P;
+  std::vector<double> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    float s = static_cast<float>(v[i]);
+    for (int64_t p = 1; p < P - (drop_last ? 1 : 0); ++p) s += static_cast<float>(v[p * n + i]);
+    out[i] = round_sum ? bf16_of(s) : s;
+  }
+  return out;
+}
+
 void register_residual_add(bool cuda) {
   KernelContract k;
   k.name = "residual_add";
@@ -26,6 +53,10 @@ void register_residual_add(bool cuda) {
     std::vector<Case> cs;
     for (Shape s : {Shape{63, 64}, Shape{65, 33}, Shape{1, 4096}})
       cs.push_back(make_case(random_normal(rng, DType::BF16, s), random_normal(rng, DType::BF16, s, 0.1), "random"));
+    // a product's k-share sums: 16-byte pieces and not
+    for (auto [P, s] : {std::pair{4, Shape{75, 4096}}, {2, Shape{9, 33}}})
+      cs.push_back(make_case(random_normal(rng, DType::BF16, s), random_normal(rng, DType::F32, {P, s[0], s[1]}, 0.1),
+                             std::to_string(P) + " k-share sums"));
     return cs;
   };
   k.adversarial_cases = [](Rng& rng) {
@@ -38,7 +69,7 @@ void register_residual_add(bool cuda) {
     return std::vector<Case>{make_case(host_tensor(DType::BF16, {3, 100}, a), host_tensor(DType::BF16, {3, 100}, b), "cancelling")};
   };
   k.reference = [](const Case& c) {
-    std::vector<Tracked> h = tracked_of(c.inputs[0]), d = tracked_of(c.inputs[1]);
+    std::vector<Tracked> h = tracked_of(c.inputs[0]), d = residual_delta_reference(c.inputs[1]);
     for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
     return Reference{h};
   };
@@ -48,9 +79,19 @@ void register_residual_add(bool cuda) {
   };
   k.controls = {
       reimplemented("truncated-rounding", [](auto& in, auto& out, auto&) {
-        std::vector<double> h = values_of(in[0]), d = values_of(in[1]);
+        std::vector<double> h = values_of(in[0]), d = residual_delta_faulty(in[1], true, false);
         for (size_t i = 0; i < h.size(); ++i)
           h[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(static_cast<float>(h[i] + d[i])) & 0xffff0000u);
+        set_values(out[0], h);
+      }),
+      reimplemented("k-share-sum-unrounded", [](auto& in, auto& out, auto&) {
+        std::vector<double> h = values_of(in[0]), d = residual_delta_faulty(in[1], false, false);
+        for (size_t i = 0; i < h.size(); ++i) h[i] = bf16_of(static_cast<float>(h[i]) + static_cast<float>(d[i]));
+        set_values(out[0], h);
+      }),
+      reimplemented("last-k-share-dropped", [](auto& in, auto& out, auto&) {
+        std::vector<double> h = values_of(in[0]), d = residual_delta_faulty(in[1], true, true);
+        for (size_t i = 0; i < h.size(); ++i) h[i] = bf16_of(static_cast<float>(h[i]) + static_cast<float>(d[i]));
         set_values(out[0], h);
       }),
       perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); map_values(in[1], f16_of); }),

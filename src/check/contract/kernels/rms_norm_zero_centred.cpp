@@ -20,12 +20,14 @@ std::vector<Tracked> norm_rows(const std::vector<Tracked>& x, const std::vector<
   return y;
 }
 
-// params: eps. inputs: x, w (plain) or h, d, w (fused).
-Case make_case(Rng& rng, int64_t rows, int64_t d, DType wt, bool fused, double sigma = 1.0) {
+// params: eps. inputs: x, w (plain) or h, d, w (fused; d as `shares` k-share sums when shares > 0).
+Case make_case(Rng& rng, int64_t rows, int64_t d, DType wt, bool fused, double sigma = 1.0, int shares = 0) {
   Case c;
-  c.label = label({{"rows", rows}, {"d", d}}) + (wt == DType::F32 ? " w=F32" : " w=BF16");
+  c.label = label({{"rows", rows}, {"d", d}}) + (wt == DType::F32 ? " w=F32" : " w=BF16") +
+            (shares ? " d=" + std::to_string(shares) + " k-share sums" : "");
   c.inputs = {random_normal(rng, DType::BF16, {rows, d}, sigma)};
-  if (fused) c.inputs.push_back(random_normal(rng, DType::BF16, {rows, d}, sigma));
+  if (fused && shares) c.inputs.push_back(random_normal(rng, DType::F32, {shares, rows, d}, sigma / shares));
+  else if (fused) c.inputs.push_back(random_normal(rng, DType::BF16, {rows, d}, sigma));
   c.inputs.push_back(random_normal(rng, wt, {d}, 0.3));
   c.outputs = {host_empty(DType::BF16, {rows, d})};
   if (fused) c.outputs.push_back(host_empty(DType::BF16, {rows, d}));
@@ -34,9 +36,14 @@ Case make_case(Rng& rng, int64_t rows, int64_t d, DType wt, bool fused, double s
 }
 
 std::vector<Case> random_cases(Rng& rng, bool fused) {
-  return {make_case(rng, 63, 64, DType::BF16, fused), make_case(rng, 65, 96, DType::F32, fused),
-          make_case(rng, 1, 256, DType::BF16, fused), make_case(rng, 16, 4096, DType::BF16, fused),
-          make_case(rng, 64, 33, DType::F32, fused)};
+  std::vector<Case> cs{make_case(rng, 63, 64, DType::BF16, fused), make_case(rng, 65, 96, DType::F32, fused),
+                       make_case(rng, 1, 256, DType::BF16, fused), make_case(rng, 16, 4096, DType::BF16, fused),
+                       make_case(rng, 64, 33, DType::F32, fused)};
+  if (fused) {  // the residual as a product's k-share sums: the vector rows and the scalar ones
+    cs.push_back(make_case(rng, 75, 4096, DType::BF16, true, 1.0, 4));
+    cs.push_back(make_case(rng, 9, 100, DType::F32, true, 1.0, 2));
+  }
+  return cs;
 }
 
 std::vector<Case> adversarial_cases(Rng& rng, bool fused) {
@@ -58,7 +65,7 @@ Reference plain_reference(const Case& c) {
 }
 
 Reference fused_reference(const Case& c) {
-  std::vector<Tracked> h = tracked_of(c.inputs[0]), d = tracked_of(c.inputs[1]);
+  std::vector<Tracked> h = tracked_of(c.inputs[0]), d = residual_delta_reference(c.inputs[1]);
   for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
   return {h, norm_rows(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
 }
@@ -123,6 +130,13 @@ void register_rms_norm_zero_centred(bool cuda) {
   };
   f.controls = {
       perturbed_inputs("dropped-residual", [](std::vector<Tensor>& in) { map_values(in[1], [](double) { return 0.0; }); }),
+      perturbed_inputs("k-shares-as-one", [](std::vector<Tensor>& in) {  // every share replaced by the first
+        if (in[1].dtype != DType::F32) return map_values(in[1], [](double v) { return v * 0.5; });
+        std::vector<double> v = values_of(in[1]);
+        const size_t n = v.size() / static_cast<size_t>(in[1].dim(0));
+        for (size_t i = n; i < v.size(); ++i) v[i] = v[i % n];
+        set_values(in[1], v);
+      }),
       perturbed_inputs("plain-w-instead-of-1+w", [](std::vector<Tensor>& in) { map_values(in[2], [](double w) { return w - 1; }); }),
       perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
   };
