@@ -7,9 +7,11 @@
 // accumulation).
 // x is read again for every tile, so tiles are wide and k shares few: blocks fill the GPU once.
 // A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
-// through distributed shared memory, each block adding a slice of the tile. A row's sums depend
-// on neither the row count nor the other rows, so a prompt packed with its negative gets its own
-// bytes, and every run the same.
+// through distributed shared memory, each block adding a slice of the tile; or (gemm_streaming_shares)
+// each share's sums go to global memory as they are, no cluster, for the product's reader to add.
+// The weights are asked evict-first: read once a forward, they must not push x out of L2.
+// A row's sums depend on neither the row count nor the other rows, so a prompt packed with its
+// negative gets its own bytes, and every run the same.
 #include <cooperative_groups.h>
 
 #include <algorithm>

@@ -88,6 +88,14 @@ void faulty_shares(const std::vector<Tensor>& in, std::vector<Tensor>& out, bool
   set_values(out[0], y);
 }
 
+// The last k term of every row of x zeroed: a sum that misses a term.
+void drop_last_term(std::vector<Tensor>& in) {
+  std::vector<double> x = values_of(in[0]);
+  const int64_t kk = in[0].dim(1);
+  for (size_t i = kk - 1; i < x.size(); i += kk) x[i] = 0;
+  set_values(in[0], x);
+}
+
 }  // namespace
 
 void register_linear(bool cuda) {
@@ -123,12 +131,7 @@ void register_linear(bool cuda) {
       reimplemented("bf16-accumulation", [](auto& in, auto& out, auto&) { faulty_linear(in, out, true, false, false); }),
       reimplemented("swapped-weight-axes", [](auto& in, auto& out, auto&) { faulty_linear(in, out, false, true, false); }),
       reimplemented("truncated-output-rounding", [](auto& in, auto& out, auto&) { faulty_linear(in, out, false, false, true); }),
-      perturbed_inputs("dropped-term", [](std::vector<Tensor>& in) {
-        std::vector<double> x = values_of(in[0]);
-        int64_t kk = in[0].dim(1);
-        for (size_t i = kk - 1; i < x.size(); i += kk) x[i] = 0;
-        set_values(in[0], x);
-      }),
+      perturbed_inputs("dropped-term", drop_last_term),
       perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); map_values(in[1], f16_of); }),
   };
   k.limit_cases = [] {
@@ -163,17 +166,12 @@ void register_linear(bool cuda) {
     return std::vector<Case>{c};
   };
   s.reference = share_reference;
-  s.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) { linear(in[0], in[1], out[0]); };
+  s.run = k.run;  // linear itself: y's dtype and shape ask for the shares
   s.controls = {
       reimplemented("bf16-accumulation", [](auto& in, auto& out, auto&) { faulty_shares(in, out, true, false, false); }),
       reimplemented("shares-reversed", [](auto& in, auto& out, auto&) { faulty_shares(in, out, false, true, false); }),
       reimplemented("all-of-k-in-one-share", [](auto& in, auto& out, auto&) { faulty_shares(in, out, false, false, true); }),
-      perturbed_inputs("dropped-term", [](std::vector<Tensor>& in) {
-        std::vector<double> x = values_of(in[0]);
-        int64_t kk = in[0].dim(1);
-        for (size_t i = kk - 1; i < x.size(); i += kk) x[i] = 0;
-        set_values(in[0], x);
-      }),
+      perturbed_inputs("dropped-term", drop_last_term),
   };
   s.limit_cases = [] {
     // the released out / o and down projections at the packed-rows limit, in the device's shares
