@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backend/linear.h"
 #include "core/error.h"
 
 namespace tf::moss_image {
@@ -20,15 +21,18 @@ EncoderMemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens) {
   const double base = 2 * bf * H + 2 * 4 + 2 * f32 * double(c.rotary_dim) + 2 * bf * H;
   // DeltaNet (every buffer counted as if alive together): mixed, z, b, a, conv, q, k (F32), v (F32),
   // beta, g (F32), o, normed, out.
+  // A residual add's product (out / o, down): bf16 rows, or on CUDA up to 8 fp32 k-share sums a row
+  // where it offers them, at kLinearPackedRows rows or fewer (backend/linear.h).
+  const double out = tokens <= kLinearPackedRows ? 8 * f32 * H : bf * H;
   const double hv_dv = double(c.lin_value_heads * c.lin_value_dim), hk_dk = double(c.lin_key_heads * c.lin_key_dim);
   const double conv = double(c.conv_channels());
   const double delta = bf * conv + bf * hv_dv + 2 * bf * double(c.lin_value_heads) + bf * conv + 2 * f32 * hk_dk +
-                       f32 * hv_dv + 2 * f32 * double(c.lin_value_heads) + bf * hv_dv + bf * hv_dv + bf * H;
+                       f32 * hv_dv + 2 * f32 * double(c.lin_value_heads) + bf * hv_dv + bf * hv_dv + out;
   // Gated attention: qg, query, gate, kraw, v, q, k, o, out.
   const double hq_d = double(c.attn_heads * c.head_dim), hkv_d = double(c.kv_heads * c.head_dim);
-  const double attention = bf * 2 * hq_d + 2 * bf * hq_d + 2 * bf * hkv_d + bf * hq_d + bf * hkv_d + bf * hq_d + bf * H;
+  const double attention = bf * 2 * hq_d + 2 * bf * hq_d + 2 * bf * hkv_d + bf * hq_d + bf * hkv_d + bf * hq_d + out;
   // MLP: gate, up, out.
-  const double mlp = 2 * bf * double(c.intermediate) + bf * H;
+  const double mlp = 2 * bf * double(c.intermediate) + out;
   EncoderMemoryEstimate e;
   double per_token = delta;
   e.peak_sublayer = "DeltaNet";
