@@ -111,15 +111,26 @@ Tensor Encoder::residual_product(const Tensor& x, const Tensor& w) const {
   return y;
 }
 
-void Encoder::layer(int64_t i, Tensor& h, const SeqOffsets& offs, const Rope& rope) const {
+void Encoder::layer(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope,
+                    const Tensor* next_norm) const {
   const LayerWeights& w = weights_.layers.at(i);
   const float eps = static_cast<float>(config_.rms_norm_eps);
-  Tensor x = empty(DType::BF16, h.shape, device_);
-  rms_norm_zero_centred(h, w.input_layernorm, eps, x);
   Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
   residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
   mixed = Tensor();
-  residual_add(h, mlp(w, x));
+  Tensor out = mlp(w, x);
+  if (next_norm) residual_add_rms_norm_zero_centred(h, out, *next_norm, eps, x);  // h += mlp; x = next norm(h)
+  else residual_add(h, out);
+}
+
+void Encoder::layers(Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope, const Progress& progress) const {
+  const int64_t L = config_.layers;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  rms_norm_zero_centred(h, L > 0 ? weights_.layers.at(0).input_layernorm : weights_.norm, eps, x);
+  for (int64_t i = 0; i < L; ++i) {
+    layer(i, h, x, offs, rope, i + 1 < L ? &weights_.layers.at(i + 1).input_layernorm : &weights_.norm);
+    if (progress) progress(i + 1, steps());
+  }
 }
 
 Tensor Encoder::final_norm(const Tensor& h) const {
@@ -185,14 +196,10 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
     if (progress) progress(steps(), steps());
     return out;
   }
-  Tensor h = empty(DType::BF16, {T, config_.hidden}, device_);
+  Tensor h = empty(DType::BF16, {T, config_.hidden}, device_), x = empty(DType::BF16, {T, config_.hidden}, device_);
   embedding(weights_.embed_tokens, dev_ids, h);
-  Rope rope = rope_for(offs);
-  for (int64_t i = 0; i < config_.layers; ++i) {
-    layer(i, h, offs, rope);
-    if (progress) progress(i + 1, steps());
-  }
-  Tensor out = to_device(final_norm(h), Device::CPU);
+  layers(h, x, offs, rope_for(offs), progress);  // x ends as the final norm's rows
+  Tensor out = to_device(x, Device::CPU);
   if (progress) progress(steps(), steps());
   return out;
 }
@@ -211,10 +218,7 @@ Tensor Encoder::forward_recorded(const Tensor& dev_ids, const SeqOffsets& offs) 
     r.h = empty(DType::BF16, {T, config_.hidden}, device_);
     r.out = empty(DType::BF16, {T, config_.hidden}, device_);
     r.rope = rope_for(offs);
-    r.work = RecordedWork::record(device_, [&] {
-      for (int64_t i = 0; i < config_.layers; ++i) layer(i, r.h, offs, r.rope);
-      rms_norm_zero_centred(r.h, weights_.norm, static_cast<float>(config_.rms_norm_eps), r.out);
-    });
+    r.work = RecordedWork::record(device_, [&] { layers(r.h, r.out, offs, r.rope, Progress()); });
   }
   ++r.seen;
   embedding(weights_.embed_tokens, dev_ids, r.h);
@@ -232,7 +236,9 @@ Tensor Encoder::run_step(int64_t step, const Tensor& rows, const SeqOffsets& off
   Tensor h = empty(DType::BF16, rows.shape, device_);
   copy_into(h, rows);
   if (step == config_.layers) return to_device(final_norm(h), Device::CPU);
-  layer(step, h, offs, rope_for(offs));
+  Tensor x = empty(DType::BF16, rows.shape, device_);
+  rms_norm_zero_centred(h, weights_.layers.at(step).input_layernorm, static_cast<float>(config_.rms_norm_eps), x);
+  layer(step, h, x, offs, rope_for(offs), nullptr);
   return to_device(h, Device::CPU);
 }
 

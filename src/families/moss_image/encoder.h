@@ -80,7 +80,13 @@ class Encoder {
   // x w^T for a residual add to take: the device's k-share sums where it offers them (the add
   // finishes the product, with its rounding), else linear's BF16 rows.
   Tensor residual_product(const Tensor& x, const Tensor& w) const;
-  void layer(int64_t i, Tensor& h, const SeqOffsets& seq_offsets, const Rope& rope) const;
+  // Layer i on h (in place) from x, h's input norm; x is then overwritten. The MLP's residual add
+  // is fused with next_norm when given: x = next_norm(h), the next layer's input (or the final
+  // rows), the same bytes as the add and the norm apart (run_step's path).
+  void layer(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope,
+             const Tensor* next_norm) const;
+  // Every layer on h; x ends as the final norm's rows.
+  void layers(Tensor& h, Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope, const Progress& progress) const;
   Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
   Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
   Tensor mlp(const LayerWeights& w, const Tensor& x) const;
