@@ -2,11 +2,13 @@
 // transformers): each step alone and the whole packed forward agree to bf16 rounding noise, and
 // the CUDA run repeats byte for byte. The reference gate itself runs through
 // tf-moss-image-encoder check --device cuda on the GPU machine.
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "backend/embedding.h"
 #include "check/compare.h"
 #include "core/bf16.h"
 #include "cuda_test_util.h"
@@ -82,6 +84,26 @@ TEST(CudaEncoder, RecordedForwardGivesTheEagerBytes) {
   }
   Tensor replayed_b = enc.forward(b, pair);  // the recorded graph with new ids
   EXPECT_EQ(0, std::memcmp(replayed_b.data, eager_b.data, replayed_b.nbytes())) << "new ids through the graph";
+}
+
+TEST(CudaEncoder, ForwardGivesTheBytesOfItsStepsChained) {
+  TF_REQUIRE_CUDA_GPU();
+  // the forward (eager, then recorded) fuses each layer's last residual add with the next norm;
+  // the steps keep them apart: the same bytes on the GPU too
+  moss_image::Encoder enc = load("tiny-pipeline", Device::CUDA);
+  std::vector<int32_t> ids;
+  for (int32_t t = 0; t < 37; ++t) ids.push_back((t * 977 + 5) % static_cast<int32_t>(enc.config().vocab_size));
+  const int64_t n = static_cast<int64_t>(ids.size());
+  Tensor id_rows = empty(DType::I32, {n});
+  std::copy(ids.begin(), ids.end(), id_rows.ptr<int32_t>());
+  Tensor rows = empty(DType::BF16, {n, enc.config().hidden}, Device::CUDA);
+  embedding(enc.weights().embed_tokens, to_device(id_rows, Device::CUDA), rows);
+  for (int64_t s = 0; s < enc.steps(); ++s) rows = to_device(enc.run_step(s, rows, single_sequence(n)), Device::CUDA);
+  Tensor chained = to_device(rows, Device::CPU);
+  for (int round = 0; round < 3; ++round) {  // eager, record + replay, replay
+    Tensor out = enc.forward(ids, single_sequence(n));
+    EXPECT_EQ(0, std::memcmp(out.data, chained.data, out.nbytes())) << "round " << round;
+  }
 }
 
 TEST(CudaEncoder, TinyPipelineMatchesCpu) {

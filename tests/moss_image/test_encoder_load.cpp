@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "backend/embedding.h"
 #include "core/error.h"
 #include "families/moss_image/encoder.h"
 #include "io/checkpoint.h"
@@ -171,6 +172,23 @@ TEST(Encoder, PacksOfAtMostTheRowLimitGiveEachPromptItsOwnRows) {
   for (size_t i = 1; i < seen.size(); ++i) EXPECT_GT(seen[i].first, seen[i - 1].first);
   EXPECT_EQ(seen.back().first, seen.back().second);
   EXPECT_EQ(seen.back().second, 2 * e.steps());
+}
+
+TEST(Encoder, ForwardGivesTheBytesOfItsStepsChained) {
+  // the forward fuses each layer's last residual add with the next norm; the steps keep them apart
+  for (const std::string& dir : {kTiny, kTinyB}) {
+    Encoder e = Encoder::load(dir, {});
+    const std::vector<int32_t> ids = some_ids();
+    const int64_t n = static_cast<int64_t>(ids.size());
+    Tensor out = e.forward(ids, single_sequence(n));
+    Tensor id_rows = empty(DType::I32, {n});
+    std::copy(ids.begin(), ids.end(), id_rows.ptr<int32_t>());
+    Tensor rows = empty(DType::BF16, {n, e.config().hidden});
+    embedding(e.weights().embed_tokens, id_rows, rows);
+    for (int64_t s = 0; s < e.steps(); ++s) rows = e.run_step(s, rows, single_sequence(n));
+    ASSERT_EQ(out.shape, rows.shape);
+    EXPECT_EQ(0, std::memcmp(out.data, rows.data, out.nbytes())) << dir;
+  }
 }
 
 TEST(Encoder, RefusesIdsOutsideTheVocabularyAndBadSteps) {
