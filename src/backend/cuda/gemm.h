@@ -42,7 +42,8 @@ int streaming_splits(int64_t k, int tiles);
 // One weight's product left as k-share sums: shares [P, m, n] fp32, share p the sum over the p-th of
 // P equal k ranges (128-row tiles, no cluster, nothing added here); y = bf16(((shares[0] + shares[1])
 // + ...) + shares[P - 1]) is the consumer's to finish. P = streaming_share_count(k, n): the most
-// shares (a power of two, at most 8) whose blocks fit the GPU once, or 0 where that is one share.
+// shares (a power of two, at most 8) whose blocks fit the GPU once, or 0 where that is one share or
+// k and n are outside the kernel's geometry.
 int streaming_share_count(int64_t k, int64_t n);
 void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, int64_t n, float* shares);
 

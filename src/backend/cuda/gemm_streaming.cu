@@ -332,23 +332,40 @@ CUtensorMap weight_map(const void* w, int64_t n, int64_t k, int bn) {
   return it->second;
 }
 
-}  // namespace
-
-int streaming_splits(int64_t k, int tiles) {
+// The most k shares, a power of two up to kMaxSplits, that keep every block of `tiles` tiles on the
+// GPU at once and give each share kMinShareSteps steps or more; `allowed(s)` may refuse s shares.
+template <class Allowed>
+int most_shares(int64_t k, int64_t tiles, Allowed&& allowed) {
   const int64_t steps = k / BK;
   int s = 1;
-  while (s * 2 <= kMaxSplits && int64_t(tiles) * s * 2 <= int64_t(sm_count()) && steps % (s * 2) == 0 &&
-         steps / (s * 2) >= kMinShareSteps && tiles <= clusters_that_fit(s * 2))
+  while (s * 2 <= kMaxSplits && tiles * s * 2 <= int64_t(sm_count()) && steps % (s * 2) == 0 &&
+         steps / (s * 2) >= kMinShareSteps && allowed(s * 2))
     s *= 2;
   return s;
 }
 
+// The fields every launch sets: rows, k, shares, the L2 hints and x's map (8 n8 rows a box).
+Group group_on(const void* x, int64_t m, int64_t k, int splits, int n8) {
+  Group g{};
+  g.m = static_cast<int>(m);
+  g.k = static_cast<int>(k);
+  g.splits = splits;
+  g.hints = streaming_l2_hints();
+  g.x_map = rows_map("streaming product: x", x, m, k, 8 * n8);
+  return g;
+}
+
+int x_tiles_of(int64_t m) { return static_cast<int>(std::min<int64_t>(16, (m + 7) / 8)); }
+
+}  // namespace
+
+int streaming_splits(int64_t k, int tiles) {
+  return most_shares(k, tiles, [&](int s) { return tiles <= clusters_that_fit(s); });
+}
+
 int streaming_share_count(int64_t k, int64_t n) {
-  const int64_t steps = k / BK, tiles = tiles_of(n, 128);
-  int p = 1;
-  while (p * 2 <= kMaxSplits && tiles * p * 2 <= int64_t(sm_count()) && steps % (p * 2) == 0 &&
-         steps / (p * 2) >= kMinShareSteps)
-    p *= 2;
+  if (k < BK || k % BK != 0 || n < 2 || n % 2 != 0) return 0;
+  const int p = most_shares(k, tiles_of(n, 128), [](int) { return true; });
   return p >= 2 ? p : 0;
 }
 
@@ -373,15 +390,10 @@ void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, i
           "gemm_streaming_shares: geometry outside the kernel's (see gemm_streaming_fits)");
   const int P = streaming_share_count(k, n);
   require(P >= 2, "gemm_streaming_shares: no k shares for k " + std::to_string(k) + ", n " + std::to_string(n));
-  Group g{};
+  const int n8 = x_tiles_of(m);
+  Group g = group_on(x, m, k, P, n8);
   g.count = 1;
-  g.m = static_cast<int>(m);
-  g.k = static_cast<int>(k);
-  g.splits = P;
-  g.hints = streaming_l2_hints();
   g.shares = shares;
-  const int n8 = static_cast<int>(std::min<int64_t>(16, (m + 7) / 8));
-  g.x_map = rows_map("streaming product: x", x, m, k, 8 * n8);
   g.w_map[0] = weight_map(w, n, k, 128);
   g.seg[0] = Segment{nullptr, static_cast<int>(n), 0};
   launch_for(n8, 128, g, tiles_of(n, 128) * P);
@@ -394,16 +406,11 @@ void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const Streami
   const int bn = tile_rows ? tile_rows : streaming_tile_rows(k, ws);
   int tiles = 0;
   for (const StreamingWeight& w : ws) tiles += tiles_of(w.n, bn);
-  Group g{};
-  g.count = static_cast<int>(ws.size());
-  g.m = static_cast<int>(m);
-  g.k = static_cast<int>(k);
-  g.splits = streaming_splits(k, tiles);
-  g.hints = streaming_l2_hints();
-  require(g.splits == 1 || g.splits == 2 || g.splits == 4 || g.splits == kMaxSplits,
+  const int splits = streaming_splits(k, tiles), n8 = x_tiles_of(m);
+  require(splits == 1 || splits == 2 || splits == 4 || splits == kMaxSplits,
           "gemm_streaming: the kernel adds 1, 2, 4 or 8 k shares");
-  const int n8 = static_cast<int>(std::min<int64_t>(16, (m + 7) / 8));
-  g.x_map = rows_map("streaming product: x", x, m, k, 8 * n8);
+  Group g = group_on(x, m, k, splits, n8);
+  g.count = static_cast<int>(ws.size());
   int block = 0;
   for (size_t i = 0; i < ws.size(); ++i) {
     g.w_map[i] = weight_map(ws[i].w, ws[i].n, k, bn);

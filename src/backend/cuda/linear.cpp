@@ -19,7 +19,7 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
 // more than one; TF_LINEAR_SHARES=0 offers none (to compare).
 int64_t linear_k_shares(int64_t rows, int64_t k, int64_t n) {
   static const bool on = env_switch("TF_LINEAR_SHARES", {"1", "0"}) == "1";
-  if (!on || gemm_cublaslt_forced() || rows < 1 || rows > kStreamingRows || k % 64 != 0 || n % 2 != 0) return 0;
+  if (!on || gemm_cublaslt_forced() || rows < 1 || rows > kStreamingRows) return 0;
   return streaming_share_count(k, n);
 }
 
