@@ -17,4 +17,10 @@ namespace tf {
 void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const Tensor& A_log,
                     const Tensor& dt_bias, Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g);
 
+// The checks delta_net_prep makes, in the words of op (for ops that end in the prep), its input
+// named input (the conv's output, or the conv's input of the same shape). Returns their device.
+Device check_delta_net_prep(const char* op, const char* input, const Tensor& mixed, const Tensor& b, const Tensor& a, const Tensor& A_log,
+                            const Tensor& dt_bias, const Tensor& q, const Tensor& k, const Tensor& v,
+                            const Tensor& beta, const Tensor& g);
+
 }  // namespace tf

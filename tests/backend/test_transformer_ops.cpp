@@ -8,6 +8,7 @@
 
 #include "backend/attention_causal_gqa.h"
 #include "backend/causal_conv1d_silu.h"
+#include "backend/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/cpu/transformer_ops.h"
 #include "backend/delta_net_prep.h"
 #include "backend/embedding.h"
@@ -264,6 +265,41 @@ TEST(CausalConv, MatchesFloat64AndSequencesStayApart) {
   EXPECT_TRUE(same_bytes(y2, y.rows(4, 11)));
   EXPECT_THROW(causal_conv1d_silu(x, w, SeqOffsets{0, 5, 3, 11}, y), Error);
   EXPECT_THROW(causal_conv1d_silu(x, w, SeqOffsets{0, 10}, y), Error);
+}
+
+// The fused inputs op is the two steps' composition: the same bytes, and its own errors by name.
+TEST(DeltaNet, ConvThenPrepInOneOpGivesTheTwoStepsBytes) {
+  const int64_t T = 11, Hk = 2, dk = 8, Hv = 4, dv = 6, C = 2 * Hk * dk + Hv * dv;
+  const SeqOffsets offs{0, 4, 4, 11};
+  Tensor x = random_bf16({T, C}, 21), w = random_bf16({C, 1, 4}, 22, 0.5f), b = random_bf16({T, Hv}, 23, 2.0f),
+         a = random_bf16({T, Hv}, 24, 2.0f), A_log = random_f32({Hv}, 25, -1.0f, 2.0f), dt = random_bf16({Hv}, 26);
+  auto outputs = [&] {
+    return std::vector<Tensor>{empty(DType::F32, {T, Hk, dk}), empty(DType::F32, {T, Hk, dk}), empty(DType::F32, {T, Hv, dv}),
+                               empty(DType::F32, {T, Hv}), empty(DType::F32, {T, Hv})};
+  };
+  std::vector<Tensor> one = outputs(), two = outputs();
+  causal_conv1d_silu_delta_net_prep(x, w, offs, b, a, A_log, dt, one[0], one[1], one[2], one[3], one[4]);
+  Tensor conv = empty(DType::BF16, {T, C});
+  causal_conv1d_silu(x, w, offs, conv);
+  delta_net_prep(conv, b, a, A_log, dt, two[0], two[1], two[2], two[3], two[4]);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bytes(one[i], two[i])) << "output " << i;
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto run = [&](const Tensor& xx, const Tensor& ww, const SeqOffsets& o) {
+    return message([&] { causal_conv1d_silu_delta_net_prep(xx, ww, o, b, a, A_log, dt, one[0], one[1], one[2], one[3], one[4]); });
+  };
+  Tensor w3 = random_bf16({C, 1, 3}, 27), bad_w = random_bf16({C - 1, 1, 4}, 27);
+  const std::string w_msg = run(x, bad_w, offs), x_msg = run(x.rows(0, 10), w, offs), o_msg = run(x, w, {0, 10});
+  EXPECT_NE(w_msg.find("causal_conv1d_silu_delta_net_prep: w is"), std::string::npos) << w_msg;
+  EXPECT_NE(x_msg.find("causal_conv1d_silu_delta_net_prep: x is"), std::string::npos) << x_msg;
+  EXPECT_NE(o_msg.find("causal_conv1d_silu_delta_net_prep"), std::string::npos) << o_msg;
+  causal_conv1d_silu_delta_net_prep(x, w3, offs, b, a, A_log, dt, one[0], one[1], one[2], one[3], one[4]);  // any K
 }
 
 TEST(DeltaNet, PrepAndRecurrenceMatchFloat64) {

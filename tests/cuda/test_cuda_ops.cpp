@@ -8,6 +8,7 @@
 
 #include "backend/attention_causal_gqa.h"
 #include "backend/causal_conv1d_silu.h"
+#include "backend/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/delta_net_prep.h"
 #include "backend/embedding.h"
 #include "backend/gated_delta_rule.h"
@@ -188,6 +189,38 @@ TEST(CudaOps, DeltaNet) {
   Tensor d_o2 = like_gpu(d_o);
   gated_delta_rule(gq, gk, gv, gb, gg, seqs, d_o2);
   EXPECT_TRUE(same_bytes(d_o, d_o2));
+}
+
+// The fused inputs op gives the bytes of the CUDA conv then the CUDA prep: the released geometry's
+// vector reads (K = 4) and the one-channel path (K = 3, a row width not in eights), packed prompts;
+// and the long prompts' path (the two kernels inside the op).
+TEST(CudaOps, ConvThenPrepInOneOpGivesTheTwoStepsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+  struct Geometry {
+    int64_t Hk, dk, Hv, dv, K;
+    SeqOffsets seqs;
+  };
+  const SeqOffsets packed = {0, 2, 2, 70, 75}, long_pair = {0, 150, 600};
+  for (const Geometry& G : {Geometry{2, 128, 4, 128, 4, packed}, Geometry{3, 20, 2, 9, 3, packed},
+                            Geometry{1, 160, 2, 16, 4, packed}, Geometry{2, 128, 4, 128, 4, long_pair}}) {
+    const int64_t C = 2 * G.Hk * G.dk + G.Hv * G.dv;
+    const SeqOffsets& seqs = G.seqs;
+    const int64_t T = seqs.back();
+    Tensor x = gpu(rnd(DType::BF16, {T, C}, 31)), w = gpu(rnd(DType::BF16, {C, 1, G.K}, 32, 0.5f));
+    Tensor b = gpu(rnd(DType::BF16, {T, G.Hv}, 33)), a = gpu(rnd(DType::BF16, {T, G.Hv}, 34));
+    Tensor A_log = gpu(rnd(DType::F32, {G.Hv}, 35, 0.5f)), dt_bias = gpu(rnd(DType::BF16, {G.Hv}, 36));
+    auto outputs = [&] {
+      return std::vector<Tensor>{empty(DType::F32, {T, G.Hk, G.dk}, Device::CUDA), empty(DType::F32, {T, G.Hk, G.dk}, Device::CUDA),
+                                 empty(DType::F32, {T, G.Hv, G.dv}, Device::CUDA), empty(DType::F32, {T, G.Hv}, Device::CUDA),
+                                 empty(DType::F32, {T, G.Hv}, Device::CUDA)};
+    };
+    std::vector<Tensor> one = outputs(), two = outputs();
+    causal_conv1d_silu_delta_net_prep(x, w, seqs, b, a, A_log, dt_bias, one[0], one[1], one[2], one[3], one[4]);
+    Tensor conv = empty(DType::BF16, {T, C}, Device::CUDA);
+    causal_conv1d_silu(x, w, seqs, conv);
+    delta_net_prep(conv, b, a, A_log, dt_bias, two[0], two[1], two[2], two[3], two[4]);
+    for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bytes(one[i], two[i])) << "output " << i << " dk " << G.dk;
+  }
 }
 
 TEST(CudaOps, RopeAndAttention) {

@@ -76,6 +76,14 @@ void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const
   }, 4);
 }
 
+void causal_conv1d_silu_delta_net_prep(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets,
+                                       const Tensor& b, const Tensor& a, const Tensor& A_log, const Tensor& dt_bias,
+                                       Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g) {
+  Tensor conv = empty(DType::BF16, x.shape, Device::CPU);
+  causal_conv1d_silu(x, w, seq_offsets, conv);
+  delta_net_prep(conv, b, a, A_log, dt_bias, q, k, v, beta, g);
+}
+
 namespace {
 
 // One (sequence, value head): the recurrence over its tokens. Vector widths may differ between

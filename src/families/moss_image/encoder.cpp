@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "backend/attention_causal_gqa.h"
-#include "backend/causal_conv1d_silu.h"
-#include "backend/delta_net_prep.h"
+#include "backend/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/embedding.h"
 #include "backend/gated_delta_rule.h"
 #include "backend/linear.h"
@@ -57,14 +56,11 @@ Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOf
   Tensor z = empty(DType::BF16, {T, Hv * dv}, device_);
   Tensor b = empty(DType::BF16, {T, Hv}, device_), a = empty(DType::BF16, {T, Hv}, device_);
   linear_shared_input(x, {{&w.in_proj_qkv, &mixed}, {&w.in_proj_z, &z}, {&w.in_proj_b, &b}, {&w.in_proj_a, &a}});
-  Tensor conv = empty(DType::BF16, {T, c.conv_channels()}, device_);
-  causal_conv1d_silu(mixed, w.conv1d, offs, conv);
-  mixed = Tensor();
   Tensor q = empty(DType::F32, {T, Hk, dk}, device_), k = empty(DType::F32, {T, Hk, dk}, device_);
   Tensor v = empty(DType::F32, {T, Hv, dv}, device_);
   Tensor beta = empty(DType::F32, {T, Hv}, device_), g = empty(DType::F32, {T, Hv}, device_);
-  delta_net_prep(conv, b, a, w.A_log, w.dt_bias, q, k, v, beta, g);
-  conv = Tensor();
+  causal_conv1d_silu_delta_net_prep(mixed, w.conv1d, offs, b, a, w.A_log, w.dt_bias, q, k, v, beta, g);
+  mixed = Tensor();
   Tensor o = empty(DType::BF16, {T, Hv, dv}, device_);
   gated_delta_rule(q, k, v, beta, g, offs, o);
   Tensor normed = empty(DType::BF16, {T * Hv, dv}, device_);  // per (token, value head)

@@ -19,8 +19,8 @@ EncoderMemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens) {
   // Held across each layer: h and its norm x; the ids and the RoPE tables (cos, sin F32); on the
   // CPU the final rows and each prompt's own copy of them.
   const double base = 2 * bf * H + 2 * 4 + 2 * f32 * double(c.rotary_dim) + 2 * bf * H;
-  // DeltaNet (every buffer counted as if alive together): mixed, z, b, a, conv, q, k (F32), v (F32),
-  // beta, g (F32), o, normed, out.
+  // DeltaNet (every buffer counted as if alive together): mixed, z, b, a, conv (the CPU's, inside
+  // causal_conv1d_silu_delta_net_prep), q, k (F32), v (F32), beta, g (F32), o, normed, out.
   // A residual add's product (out / o, down): bf16 rows, or on CUDA up to 8 fp32 k-share sums a row
   // where it offers them, at kLinearPackedRows rows or fewer (backend/linear.h).
   const double out = tokens <= kLinearPackedRows ? 8 * f32 * H : bf * H;

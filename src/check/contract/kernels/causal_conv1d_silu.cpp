@@ -44,6 +44,22 @@ void faulty_conv(const std::vector<Tensor>& in, std::vector<Tensor>& out, const 
 
 }  // namespace
 
+std::vector<Tracked> causal_conv1d_silu_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
+                                                  int64_t C, int64_t K, const SeqOffsets& o) {
+  std::vector<Tracked> y(x.size()), terms;
+  for (size_t s = 0; s + 1 < o.size(); ++s)
+    for (int64_t t = o[s]; t < o[s + 1]; ++t)
+      for (int64_t ch = 0; ch < C; ++ch) {
+        terms.clear();
+        for (int64_t j = 0; j < K; ++j) {
+          int64_t src = t - (K - 1) + j;
+          if (src >= o[s]) terms.push_back(f32_mul(w[ch * K + j], x[src * C + ch]));
+        }
+        y[t * C + ch] = round_bf16_point(f32_silu(round_bf16_point(f32_sum(terms))));
+      }
+  return y;
+}
+
 void register_causal_conv1d_silu(bool cuda) {
   KernelContract k;
   k.name = "causal_conv1d_silu";
@@ -67,21 +83,8 @@ void register_causal_conv1d_silu(bool cuda) {
                                        {0, 11, 20}, "cancelling taps")};
   };
   k.reference = [](const Case& c) {
-    const int64_t T = c.inputs[0].dim(0), C = c.inputs[0].dim(1), K = c.inputs[1].dim(2);
-    SeqOffsets o = offsets_from(c.params, 0);
-    std::vector<Tracked> x = tracked_of(c.inputs[0]), w = tracked_of(c.inputs[1]), y(x.size()), terms;
-    for (size_t s = 0; s + 1 < o.size(); ++s)
-      for (int64_t t = o[s]; t < o[s + 1]; ++t)
-        for (int64_t ch = 0; ch < C; ++ch) {
-          terms.clear();
-          for (int64_t j = 0; j < K; ++j) {
-            int64_t src = t - (K - 1) + j;
-            if (src >= o[s]) terms.push_back(f32_mul(w[ch * K + j], x[src * C + ch]));
-          }
-          y[t * C + ch] = round_bf16_point(f32_silu(round_bf16_point(f32_sum(terms))));
-        }
-    (void)T;
-    return Reference{y};
+    return Reference{causal_conv1d_silu_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1),
+                                                  c.inputs[1].dim(2), offsets_from(c.params, 0))};
   };
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     causal_conv1d_silu(in[0], in[1], offsets_from(p, 0), out[0]);

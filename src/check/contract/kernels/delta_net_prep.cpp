@@ -28,10 +28,21 @@ Case make_case(Rng& rng, int64_t T, int64_t hk, int64_t dk, int64_t hv, int64_t 
 }
 
 Reference prep_reference(const Case& c) {
-  const int64_t T = c.outputs[0].dim(0), hk = c.outputs[0].dim(1), dk = c.outputs[0].dim(2), hv = c.outputs[2].dim(1),
-                dv = c.outputs[2].dim(2), width = c.inputs[0].dim(1);
-  std::vector<Tracked> mixed = tracked_of(c.inputs[0]), b = tracked_of(c.inputs[1]), a = tracked_of(c.inputs[2]),
-                       alog = tracked_of(c.inputs[3]), dt = tracked_of(c.inputs[4]);
+  return delta_net_prep_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), tracked_of(c.inputs[2]),
+                                  tracked_of(c.inputs[3]), tracked_of(c.inputs[4]), c.outputs[0].dim(1),
+                                  c.outputs[0].dim(2), c.outputs[2].dim(1), c.outputs[2].dim(2));
+}
+
+void run_prep(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
+  delta_net_prep(in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2], out[3], out[4]);
+}
+
+}  // namespace
+
+Reference delta_net_prep_reference(const std::vector<Tracked>& mixed, const std::vector<Tracked>& b,
+                                   const std::vector<Tracked>& a, const std::vector<Tracked>& alog,
+                                   const std::vector<Tracked>& dt, int64_t hk, int64_t dk, int64_t hv, int64_t dv) {
+  const int64_t width = 2 * hk * dk + hv * dv, T = static_cast<int64_t>(mixed.size()) / width;
   std::vector<Tracked> q(T * hk * dk), k(T * hk * dk), v(T * hv * dv), beta(T * hv), g(T * hv), sq(dk);
   const Tracked q_scale = exact(f32_of(1 / std::sqrt(static_cast<double>(dk))));
   auto l2 = [&](const Tracked* src, Tracked* dst, bool scaled) {
@@ -53,12 +64,6 @@ Reference prep_reference(const Case& c) {
   }
   return {q, k, v, beta, g};
 }
-
-void run_prep(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
-  delta_net_prep(in[0], in[1], in[2], in[3], in[4], out[0], out[1], out[2], out[3], out[4]);
-}
-
-}  // namespace
 
 void register_delta_net_prep(bool cuda) {
   KernelContract k;

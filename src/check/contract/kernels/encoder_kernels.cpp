@@ -28,6 +28,7 @@ void register_encoder_kernels() {
   register_elementwise_gates(true);
   register_causal_conv1d_silu(true);
   register_delta_net_prep(true);
+  register_causal_conv1d_silu_delta_net_prep(true);
   register_gated_delta_rule(true);
   register_gated_delta_rule_chunked(true);
   register_rms_norm_gated(true);

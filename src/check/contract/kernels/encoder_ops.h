@@ -12,6 +12,7 @@ void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
 void register_copies(bool cuda);             // embedding, split_query_gate
 void register_causal_conv1d_silu(bool cuda);
 void register_delta_net_prep(bool cuda);
+void register_causal_conv1d_silu_delta_net_prep(bool cuda);
 void register_gated_delta_rule(bool cuda);
 void register_gated_delta_rule_chunked(bool cuda);
 void register_rms_norm_gated(bool cuda);
@@ -24,6 +25,14 @@ void register_rope_tables();  // host only
 // unrounded, or its last share dropped.
 std::vector<Tracked> residual_delta_reference(const Tensor& d);
 std::vector<double> residual_delta_faulty(const Tensor& d, bool round_sum, bool drop_last);
+
+// The conv's and the prep's references on tracked values, so an op made of both composes them.
+// x: [T, C], w: [C, 1, K]; mixed: [T, 2 hk dk + hv dv]; returns q, k, v, beta, g.
+std::vector<Tracked> causal_conv1d_silu_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
+                                                  int64_t C, int64_t K, const SeqOffsets& o);
+Reference delta_net_prep_reference(const std::vector<Tracked>& mixed, const std::vector<Tracked>& b,
+                                   const std::vector<Tracked>& a, const std::vector<Tracked>& alog,
+                                   const std::vector<Tracked>& dt, int64_t hk, int64_t dk, int64_t hv, int64_t dv);
 
 // Packed sequences travel in a case's params from index `from` on (as cu_seqlens).
 SeqOffsets offsets_from(const Params& p, size_t from);
