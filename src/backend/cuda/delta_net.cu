@@ -47,11 +47,12 @@ __device__ __forceinline__ float dot_rows(const float (&x)[R], const float (&y)[
   else return acc[0];
 }
 
-// Three staging buffers rotate (cp.async), up to two chunks ahead of the one in use.
+// Tokens per staging buffer; three buffers rotate (cp.async), up to two chunks ahead of the one in use.
+constexpr int kChunk = 8;
 constexpr int kBuffers = 3;
 
-// A staging buffer's floats: k and q rows [chunk][2][dk], v [chunk][cols], g [chunk], beta [chunk].
-__host__ __device__ constexpr int staged_floats(int dk, int chunk, int cols) { return chunk * (2 * dk + cols + 2); }
+// A staging buffer's floats: k and q rows [kChunk][2][dk], v [kChunk][cols], g [kChunk], beta [kChunk].
+__host__ __device__ constexpr int staged_floats(int dk, int cols) { return kChunk * (2 * dk + cols + 2); }
 
 // R rows of a staged k or q row from p, this lane's row group's first (row `first`), zeros past dk.
 // FULL: dk == 8 R is known when compiling, so the vector reads need no branch.
@@ -82,23 +83,23 @@ __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, f
 // The kv sums come from dots one token ahead (below), reduced together with the previous token's
 // output sums, so a token's critical path is a few scalar ops and one fma, with the dots and the
 // shuffle tree beside it. A column's arithmetic is the same whatever C, so C only trades warps for
-// work a warp. Inputs are staged into shared memory up to two chunks of CHUNK tokens ahead, so no
-// token waits for a global load. Sequences of chunked_from tokens or more are the chunked form's.
-template <int R, bool FULL, int C, int CHUNK>
+// work a warp. Inputs are staged into shared memory up to two chunks ahead, so no token waits for a
+// global load. Sequences of chunked_from tokens or more are the chunked form's.
+template <int R, bool FULL, int C>
 __global__ void gated_delta_rule_kernel(const float* q, const float* k, const float* v, const float* beta,
                                         const float* g, SeqTable seqs, uint16_t* o, int Hk, int dk, int Hv, int dv,
                                         bool rows16, bool v16, bool o_pairs, int chunked_from) {
   constexpr int kCols = 4 * C;
-  static_assert(CHUNK % 2 == 0, "whole chunks are token pairs");
-  static_assert(CHUNK * kCols / 4 <= 32, "one 16-byte v copy a lane");
+  static_assert(kChunk % 2 == 0, "whole chunks are token pairs");
+  static_assert(kChunk * kCols / 4 <= 32, "one 16-byte v copy a lane");
   extern __shared__ __align__(16) float staged[];  // kBuffers staging buffers
   const int lane = threadIdx.x, gi = lane / 4, group = lane % 4;
   const int s = blockIdx.z, h = blockIdx.y, hk = h / (Hv / Hk);
   const int j0 = blockIdx.x * kCols + C * group;  // this lane's columns j0 .. j0 + C - 1
   const int t0 = seqs.offsets[s], t1 = seqs.offsets[s + 1], T = t1 - t0;
   if (T == 0 || T >= chunked_from) return;
-  const int stride = staged_floats(dk, CHUNK, kCols), chunks = (T + CHUNK - 1) / CHUNK;
-  const int v_at = 2 * CHUNK * dk, g_at = v_at + CHUNK * kCols, beta_at = g_at + CHUNK;
+  const int stride = staged_floats(dk, kCols), chunks = (T + kChunk - 1) / kChunk;
+  const int v_at = 2 * kChunk * dk, g_at = v_at + kChunk * kCols, beta_at = g_at + kChunk;
 
   // Every lane issues its share of chunk c's copies, as one commit group (empty past the end).
   // A lane copies the same pieces of every token's rows (at most kPieces 16-byte pieces a row), so
@@ -109,7 +110,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   auto stage = [&](int c) {
     if (c < chunks) {
       float* base = staged + (c % kBuffers) * stride;
-      const int tc = t0 + c * CHUNK, n = min(CHUNK, t1 - tc);
+      const int tc = t0 + c * kChunk, n = min(kChunk, t1 - tc);
       const float* kt = k + (int64_t(tc) * Hk + hk) * dk;
       const float* qt = q + (int64_t(tc) * Hk + hk) * dk;
       float* dst = base;
@@ -190,9 +191,9 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   auto token = [&](int c, int i, float (&kcur)[R], float (&knext)[R], float (&qold)[R], float (&qnew)[R]) {
     const float* cur = staged + (c % kBuffers) * stride;
     const float* nxt = staged + ((c + 1) % kBuffers) * stride;
-    const int n = min(CHUNK, T - c * CHUNK);
+    const int n = min(kChunk, T - c * kChunk);
     const bool last_chunk = c + 1 == chunks;
-    if (i == CHUNK - 1 && !last_chunk) {
+    if (i == kChunk - 1 && !last_chunk) {
       // Token i + 1 is the next chunk's first: it must have landed. Chunk c - 1's buffer is
       // free (its last reads were a chunk ago), so chunk c + 2 is staged into it first.
       __syncwarp();
@@ -238,7 +239,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   // but for the last chunk's, whose odd token leaves the pair's halves in kb and qb
   bool swapped = false;
   for (int c = 0; c < chunks; ++c) {
-    const int n = min(CHUNK, T - c * CHUNK);
+    const int n = min(kChunk, T - c * kChunk);
     for (int i = 0; i < n; i += 2) {
       token(c, i, kr, kb, qprev, qb);
       if (i + 1 < n) token(c, i + 1, kb, kr, qb, qprev);
@@ -264,17 +265,17 @@ int delta_rule_chunked_from() {
 }
 
 // The kernel for R rows a lane (FULL: dk == 8 R), allowed (once) the shared memory its largest dk stages.
-template <int R, bool FULL = false, int C = 2, int CHUNK = 8>
+template <int R, bool FULL = false, int C = 2>
 auto recurrent_kernel() {
   static const bool allowed = [] {
-    const size_t most = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(8 * R, CHUNK, 4 * C));
+    const size_t most = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(8 * R, 4 * C));
     if (most > 48 * 1024)
-      TF_CUDA(cudaFuncSetAttribute(gated_delta_rule_kernel<R, FULL, C, CHUNK>,
-                                   cudaFuncAttributeMaxDynamicSharedMemorySize, int(most)));
+      TF_CUDA(cudaFuncSetAttribute(gated_delta_rule_kernel<R, FULL, C>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   int(most)));
     return true;
   }();
   (void)allowed;
-  return gated_delta_rule_kernel<R, FULL, C, CHUNK>;
+  return gated_delta_rule_kernel<R, FULL, C>;
 }
 
 }  // namespace
@@ -302,26 +303,26 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   // 16-byte k/q copies, 4-byte output pairs where the shapes and addresses allow
   const bool rows16 = dk % 4 == 0 && aligned(q.data, 16) && aligned(k.data, 16);
   const bool o_pairs = dv % 2 == 0 && aligned(o.data, 4);
-  auto launch = [&](auto kernel, int C, int chunk) {
+  auto launch = [&](auto kernel, int C) {
     const int cols = 4 * C;
     const dim3 grid((dv + cols - 1) / cols, Hv, seqs.count);
-    const size_t smem = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(dk, chunk, cols));
+    const size_t smem = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(dk, cols));
     const bool v16 = dv % cols == 0 && aligned(v.data, 16);
     kernel<<<grid, 32, smem, stream()>>>(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(),
                                          g.ptr<float>(), seqs, static_cast<uint16_t*>(o.data), Hk, dk, Hv, dv, rows16,
                                          v16, o_pairs, chunked_from);
   };
-  // dk = 128: one column a lane, two warps a scheduler once the GPU is full (packed prompts);
-  // TF_RECURRENCE_COLUMNS=2 gives those warps two columns each (to compare)
+  // dk = 128: one column a lane, twice the warps, which packed prompts need to keep every scheduler
+  // busy; TF_RECURRENCE_COLUMNS=2 gives a lane two columns (to compare)
   const bool two_columns = env_switch("TF_RECURRENCE_COLUMNS", {"1", "2"}) == "2";
-  if (dk <= 8) launch(recurrent_kernel<1>(), 2, 8);
-  else if (dk <= 16) launch(recurrent_kernel<2>(), 2, 8);
-  else if (dk <= 32) launch(recurrent_kernel<4>(), 2, 8);
-  else if (dk <= 64) launch(recurrent_kernel<8>(), 2, 8);
-  else if (dk == 128 && !two_columns) launch(recurrent_kernel<16, true, 1, 8>(), 1, 8);
-  else if (dk == 128) launch(recurrent_kernel<16, true>(), 2, 8);
-  else if (dk <= 128) launch(recurrent_kernel<16>(), 2, 8);
-  else launch(recurrent_kernel<32>(), 2, 8);
+  if (dk <= 8) launch(recurrent_kernel<1>(), 2);
+  else if (dk <= 16) launch(recurrent_kernel<2>(), 2);
+  else if (dk <= 32) launch(recurrent_kernel<4>(), 2);
+  else if (dk <= 64) launch(recurrent_kernel<8>(), 2);
+  else if (dk == 128 && !two_columns) launch(recurrent_kernel<16, true, 1>(), 1);
+  else if (dk == 128) launch(recurrent_kernel<16, true>(), 2);
+  else if (dk <= 128) launch(recurrent_kernel<16>(), 2);
+  else launch(recurrent_kernel<32>(), 2);
   TF_CUDA_LAUNCH("gated_delta_rule_kernel");
 }
 

@@ -85,7 +85,8 @@ struct ConvOutput {
 };
 
 // The prep's input computed where it is read: the conv + SiLU of the in-projection's rows, rounded
-// to bf16 as the conv tensor would hold it. kK = 4 reads each channel's taps in one piece.
+// to bf16 as the conv tensor would hold it. kK = 4: the taps known when compiling (eight channels'
+// weights in 16-byte reads); kK = 0: any K.
 template <int kK>
 struct ConvOnRead {
   const uint16_t* x;
