@@ -54,6 +54,17 @@ double silu(double x) { return x / (1 + std::exp(-x)); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double rb(double x) { return round_bf16(static_cast<float>(x)); }
 
+// What f's tf::Error says, or "no error".
+template <class F>
+std::string message(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
 }  // namespace
 
 TEST(Linear, MatchesFloat64WithinOneRoundingAndKernelsAgree) {
@@ -167,14 +178,6 @@ TEST(Linear, SharedInputGivesEachWeightsOwnBytes) {
 TEST(Linear, SharedInputRefusesAMismatchedPartByName) {
   Tensor x = random_bf16({5, 64}, 11), w1 = random_bf16({7, 64}, 12), bad = random_bf16({3, 63}, 13);
   Tensor y1 = empty(DType::BF16, {5, 7}), y2 = empty(DType::BF16, {5, 3}), wrong_y = empty(DType::BF16, {5, 4});
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   const std::string w_msg = message([&] { linear_shared_input(x, {{&w1, &y1}, {&bad, &y2}}); });
   EXPECT_NE(w_msg.find("linear_shared_input: w is"), std::string::npos) << w_msg;
   const std::string y_msg = message([&] { linear_shared_input(x, {{&w1, &wrong_y}}); });
@@ -283,14 +286,6 @@ TEST(DeltaNet, ConvThenPrepInOneOpGivesTheTwoStepsBytes) {
   causal_conv1d_silu(x, w, offs, conv);
   delta_net_prep(conv, b, a, A_log, dt, two[0], two[1], two[2], two[3], two[4]);
   for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bytes(one[i], two[i])) << "output " << i;
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   auto run = [&](const Tensor& xx, const Tensor& ww, const SeqOffsets& o) {
     return message([&] { causal_conv1d_silu_delta_net_prep(xx, ww, o, b, a, A_log, dt, one[0], one[1], one[2], one[3], one[4]); });
   };
