@@ -188,12 +188,18 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   float kb[R], qb[R];  // the other halves of the (k_t, k_{t+1}) and (q_{t-1}, q_t) pairs
   // Token i of chunk c with k_t in kcur, q_{t-1} in qold; leaves k_{t+1} in knext, q_t in qnew. Two
   // tokens a loop pass swap the arrays' roles, so no row is copied between registers.
-  auto token = [&](int c, int i, float (&kcur)[R], float (&knext)[R], float (&qold)[R], float (&qnew)[R]) {
-    const float* cur = staged + (c % kBuffers) * stride;
-    const float* nxt = staged + ((c + 1) % kBuffers) * stride;
-    const int n = min(kChunk, T - c * kChunk);
-    const bool last_chunk = c + 1 == chunks;
-    if (i == kChunk - 1 && !last_chunk) {
+  // What a chunk's tokens share, made once a chunk: its buffer and the next one's, its token count,
+  // and the k row its last token reads next (the next chunk's first, or its own after the last).
+  struct Chunk {
+    int c, n;
+    bool last;
+    const float *cur, *nxt, *tail_k;
+  };
+  auto token = [&](const Chunk& ck, int i, float (&kcur)[R], float (&knext)[R], float (&qold)[R],
+                   float (&qnew)[R]) {
+    const int c = ck.c, n = ck.n;
+    const float* cur = ck.cur;
+    if (i == kChunk - 1 && !ck.last) {
       // Token i + 1 is the next chunk's first: it must have landed. Chunk c - 1's buffer is
       // free (its last reads were a chunk ago), so chunk c + 2 is staged into it first.
       __syncwarp();
@@ -206,7 +212,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
     const float* qp = cur + (2 * i + 1) * dk + gi * R;
     const float* vp = cur + v_at + i * kCols + C * group;
     const float b = cur[beta_at + i], gt = cur[g_at + i];
-    const float* kn_at = i + 1 < n ? qp + dk : last_chunk ? qp - dk : nxt + gi * R;
+    const float* kn_at = i + 1 < n ? qp + dk : ck.tail_k;
     staged_rows<R, FULL>(qp, gi * R, dk, qnew);
     staged_rows<R, FULL>(kn_at, gi * R, dk, knext);
     // on S_{t-1}, before this token's update: S_{t-1}^T k_{t+1}, token t - 1's output, k_t . k_{t+1}
@@ -238,13 +244,17 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
   // k_t alternates between kr and kb, q_{t-1} between qprev and qb; a chunk's token count is even
   // but for the last chunk's, whose odd token leaves the pair's halves in kb and qb
   bool swapped = false;
+  int buf = 0;  // chunk c's buffer, c % kBuffers
   for (int c = 0; c < chunks; ++c) {
-    const int n = min(kChunk, T - c * kChunk);
-    for (int i = 0; i < n; i += 2) {
-      token(c, i, kr, kb, qprev, qb);
-      if (i + 1 < n) token(c, i + 1, kb, kr, qb, qprev);
+    const int nb = buf + 1 == kBuffers ? 0 : buf + 1;
+    Chunk ck{c, min(kChunk, T - c * kChunk), c + 1 == chunks, staged + buf * stride, staged + nb * stride, nullptr};
+    ck.tail_k = ck.last ? ck.cur + 2 * (ck.n - 1) * dk + gi * R : ck.nxt + gi * R;
+    for (int i = 0; i < ck.n; i += 2) {
+      token(ck, i, kr, kb, qprev, qb);
+      if (i + 1 < ck.n) token(ck, i + 1, kb, kr, qb, qprev);
       else swapped = true;
     }
+    buf = nb;
   }
   if (swapped)
 #pragma unroll
