@@ -186,8 +186,6 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
     }
   };
   float kb[R], qb[R];  // the other halves of the (k_t, k_{t+1}) and (q_{t-1}, q_t) pairs
-  // Token i of chunk c with k_t in kcur, q_{t-1} in qold; leaves k_{t+1} in knext, q_t in qnew. Two
-  // tokens a loop pass swap the arrays' roles, so no row is copied between registers.
   // What a chunk's tokens share, made once a chunk: its buffer and the next one's, its token count,
   // and the k row its last token reads next (the next chunk's first, or its own after the last).
   struct Chunk {
@@ -195,6 +193,8 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
     bool last;
     const float *cur, *nxt, *tail_k;
   };
+  // Token i of chunk ck with k_t in kcur, q_{t-1} in qold; leaves k_{t+1} in knext, q_t in qnew. Two
+  // tokens a loop pass swap the arrays' roles, so no row is copied between registers.
   auto token = [&](const Chunk& ck, int i, float (&kcur)[R], float (&knext)[R], float (&qold)[R],
                    float (&qnew)[R]) {
     const int c = ck.c, n = ck.n;
