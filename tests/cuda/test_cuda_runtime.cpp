@@ -232,7 +232,7 @@ TEST(CudaGemm, RowsDoNotDependOnTheRowCount) {
   for (int64_t k : {4096, 12288}) {
     Tensor x = random_bf16({128, k}, 30), w = random_bf16({1024, k}, 31, 0.05f);
     Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
-    for (int tile : {0, 128, 256}) {
+    for (int tile : {0, 128, 192, 256}) {
       SCOPED_TRACE("k " + std::to_string(k) + ", tile rows " + std::to_string(tile));
       Tensor ten = product_rows(dx, dw, 10, 10, tile);
       for (int64_t rows : {1, 16, 17, 75, 85, 112, 113, 128}) {
@@ -241,6 +241,27 @@ TEST(CudaGemm, RowsDoNotDependOnTheRowCount) {
       }
       Tensor y75 = product_rows(dx, dw, 75, 75, tile), y85 = product_rows(dx, dw, 85, 75, tile);
       EXPECT_EQ(0, std::memcmp(y75.data, y85.data, y75.nbytes())) << "75 rows alone vs packed to 85";
+    }
+  }
+#endif
+}
+
+TEST(CudaGemm, TileHeightsGiveTheSameBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  // each output's k order is the same on every tile height (k = 256: one share a tile at every
+  // height; k = 4096: eight), so the chooser's pick never changes a byte
+  for (int64_t k : {256, 4096}) {
+    Tensor x = random_bf16({75, k}, 60), w = random_bf16({1536, k}, 61, 0.05f);
+    Tensor dx = to_device(x, Device::CUDA), dw = to_device(w, Device::CUDA);
+    std::vector<int> shares;
+    for (int tile : {128, 192, 256}) shares.push_back(cuda::streaming_splits(k, static_cast<int>(1536 / tile)));
+    ASSERT_TRUE(shares[0] == shares[1] && shares[1] == shares[2]) << "k " << k << ": tile heights take different shares";
+    Tensor y256 = product_rows(dx, dw, 75, 75, 256);
+    expect_near_float64(x, w, y256);
+    for (int tile : {128, 192}) {
+      Tensor y = product_rows(dx, dw, 75, 75, tile);
+      EXPECT_EQ(0, std::memcmp(y.data, y256.data, y.nbytes())) << "k " << k << ", " << tile << "-row tiles";
     }
   }
 #endif
@@ -262,7 +283,7 @@ TEST(CudaGemm, GroupMatchesFloat64PerWeight) {
   }
   for (size_t i = 0; i < ns.size(); ++i) ws.push_back({dw[i].data, dy[i].data, ns[i]});
   ASSERT_TRUE(cuda::gemm_streaming_fits(m, k, dx.data, ws));
-  for (int tile : {0, 128, 256}) {
+  for (int tile : {0, 128, 192, 256}) {
     // fresh outputs, so a launch that writes nothing cannot pass on the previous one's
     for (size_t i = 0; i < ns.size(); ++i) dy[i] = zeros(DType::BF16, {m, ns[i]}, Device::CUDA);
     ws.clear();

@@ -29,11 +29,12 @@ void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const St
 // The streaming kernel's geometry: 1 <= m <= kStreamingRows, k a multiple of 64, n even, x and w
 // 16-byte aligned, y 4-byte aligned, at most kMaxStreamingWeights weights.
 bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const StreamingWeight> ws);
-// tile_rows: the weight rows a block streams, 128 or 256; 0 lets streaming_tile_rows choose.
+// tile_rows: the weight rows a block streams, 128, 192 or 256; 0 lets streaming_tile_rows choose.
 void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws, int tile_rows = 0);
 // 128 where 256-row tiles would need k shares and twice the tiles still fill the GPU once: the same
 // blocks at half the shares, so each share's partial is half as wide and the cluster sends fewer
-// bytes (or none); else 256. Fixed by the shapes and the GPU, never by the row count.
+// bytes (or none); 192 where 256-row tiles take one share each and leave SMs idle but 192-row tiles
+// still fit on the GPU at once; else 256. Fixed by the shapes and the GPU, never by the row count.
 int streaming_tile_rows(int64_t k, std::span<const StreamingWeight> ws);
 // How many k shares a group of `tiles` weight tiles is split into (fixed by the shapes and the
 // GPU, never by the row count).

@@ -40,13 +40,17 @@ constexpr int kMinShareSteps = 4;   // k steps per share at least
 constexpr size_t kSmemLimit = 227 * 1024;
 constexpr size_t kBarrierBytes = 64;  // one mbarrier per stage
 constexpr size_t stage_bytes(int n8, int bn) { return size_t(bn + 8 * n8) * BK * 2; }
-// As many stages as shared memory holds, at most 5 of 256-row tiles and 6 of 128-row ones: more and
-// fewer were slower (docs/perf/encoder.md, v18 and v19).
+// As many stages as shared memory holds, at most 5 of 256-row tiles and 6 of 128- or 192-row ones:
+// more and fewer were slower (docs/perf/encoder.md, v18 and v19).
 constexpr int max_stages(int bn) { return bn == 256 ? 5 : 6; }
 constexpr int stages_for(int n8, int bn) {
   return int(std::min<size_t>(max_stages(bn), (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(n8, bn)));
 }
 constexpr int kMaxSplits = 8;  // a portable cluster
+// A 64-row A tile or two a warpgroup: two warpgroups, or three for 192-row tiles (one tile each, so
+// no warpgroup's MMAs wait on a branch).
+constexpr int warpgroups(int bn) { return bn == 192 ? 3 : 2; }
+constexpr int block_threads(int bn) { return 128 * warpgroups(bn); }
 constexpr int part_stride(int bn) { return bn + 4; }  // floats per x row of a partial tile, against bank conflicts
 constexpr int tile_pitch(int bn) { return bn + 8; }   // bf16 per x row of an output tile, 16-byte rows off the banks' period
 
@@ -76,25 +80,25 @@ struct Group {
 template <int P, int BN>
 __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* part, int m, int split, int n0,
                                              const Segment& seg) {
-  constexpr int cols = BN / P, kQuads = P <= 4 ? 4 : 2, kPartStride = part_stride(BN);
+  constexpr int cols = BN / P, kQuads = P <= 4 ? 4 : 2, kPartStride = part_stride(BN), kBlockThreads = block_threads(BN);
   static_assert(cols % 4 == 0 && kPartStride % 4 == 0, "a share's columns come in 16-byte quads");
   const int c0 = split * cols, quads = m * cols / 4;
   const float* src[P];
 #pragma unroll
   for (int p = 0; p < P; ++p) src[p] = cluster.map_shared_rank(part, p);
-  for (int first = threadIdx.x; first < quads; first += kThreads * kQuads) {
+  for (int first = threadIdx.x; first < quads; first += kBlockThreads * kQuads) {
     float4 v[kQuads][P];
 #pragma unroll
     for (int u = 0; u < kQuads; ++u) {
-      const int e = 4 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
-      if (first + u * kThreads < quads)
+      const int e = 4 * (first + u * kBlockThreads), row = e / cols, col = c0 + e % cols;
+      if (first + u * kBlockThreads < quads)
 #pragma unroll
         for (int p = 0; p < P; ++p) v[u][p] = *reinterpret_cast<const float4*>(src[p] + row * kPartStride + col);
     }
 #pragma unroll
     for (int u = 0; u < kQuads; ++u) {
-      const int e = 4 * (first + u * kThreads), row = e / cols, col = c0 + e % cols;
-      if (first + u * kThreads >= quads) continue;
+      const int e = 4 * (first + u * kBlockThreads), row = e / cols, col = c0 + e % cols;
+      if (first + u * kBlockThreads >= quads) continue;
       float4 sum = v[u][0];
 #pragma unroll
       for (int p = 1; p < P; ++p) {
@@ -112,10 +116,10 @@ __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* 
 
 // N8: 8-row tiles of x (m <= 8 N8), the products' N in eights.
 template <int N8, int BN>
-__global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_constant__ Group g) {
+__global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const __grid_constant__ Group g) {
   extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [8 N8][BK] x), 1024-aligned
   constexpr int kStageElems = (BN + 8 * N8) * BK, kStages = stages_for(N8, BN);
-  constexpr int H = BN / 128, kWgRows = BN / 2;  // per warpgroup: H 64-row A tiles
+  constexpr int H = BN / 64 / warpgroups(BN), kBlockThreads = block_threads(BN);  // per warpgroup: H 64-row A tiles
   constexpr int kPartStride = part_stride(BN), kTilePitch = tile_pitch(BN);
   auto* smem = reinterpret_cast<__nv_bfloat16*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   int s = 0;
@@ -123,7 +127,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   const Segment& seg = g.seg[s];
   const int local = blockIdx.x - seg.first_block, tile = local / g.splits, split = local % g.splits;
   const int n0 = tile * BN, steps = g.k / BK / g.splits, kbeg = split * steps * BK;
-  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows kWgRows wg ..
+  const int wg = threadIdx.x / 128, t = threadIdx.x % 128;  // warpgroup wg: weight rows 64 H wg ..
 
   auto stage_w = [&](int st) { return smem + st * kStageElems; };
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
@@ -153,7 +157,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     wgmma_fence();
 #pragma unroll
     for (int h = 0; h < H; ++h) {
-      const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + (kWgRows * wg + 64 * h) * BK);
+      const uint64_t wd = wgmma_descriptor(stage_w(step % kStages) + 64 * (H * wg + h) * BK);
 #pragma unroll
       for (int kk = 0; kk < BK / 16; ++kk)
         wgmma_m64k16_bf16<8 * N8>(acc[h], wgmma_descriptor_at_k16(wd, kk), wgmma_descriptor_at_k16(xd, kk));
@@ -172,7 +176,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
   for (int h = 0; h < H; ++h) wgmma_fence_registers(acc[h]);
 
   auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
-    const int r = kWgRows * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
+    const int r = 64 * H * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
 #pragma unroll
     for (int h = 0; h < H; ++h)
 #pragma unroll
@@ -191,7 +195,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     __syncthreads();
     const int cols = min(BN, seg.n - n0);
     const bool whole = seg.n % 8 == 0 && (reinterpret_cast<uintptr_t>(seg.y) & 15) == 0;
-    for (int p = threadIdx.x; p < g.m * (BN / 8); p += kThreads) {
+    for (int p = threadIdx.x; p < g.m * (BN / 8); p += kBlockThreads) {
       const int row = p / (BN / 8), c = 8 * (p % (BN / 8));
       if (c >= cols) continue;
       uint16_t* dst = seg.y + int64_t(row) * seg.n + n0 + c;
@@ -210,7 +214,7 @@ __global__ void __launch_bounds__(kThreads) gemm_streaming_kernel(const __grid_c
     float* dst0 = g.shares + int64_t(split) * g.m * seg.n + n0;
     const int cols = min(BN, seg.n - n0);
     const bool whole = seg.n % 4 == 0 && (reinterpret_cast<uintptr_t>(g.shares) & 15) == 0;
-    for (int p = threadIdx.x; p < g.m * (BN / 4); p += kThreads) {
+    for (int p = threadIdx.x; p < g.m * (BN / 4); p += kBlockThreads) {
       const int row = p / (BN / 4), c = 4 * (p % (BN / 4));
       if (c >= cols) continue;
       float* dst = dst0 + int64_t(row) * seg.n + c;
@@ -241,9 +245,14 @@ static_assert(size_t(8) * 16 * part_stride(256) * 4 + 1024 <= smem_bytes(16, 256
                   size_t(8) * 16 * part_stride(128) * 4 + 1024 <= smem_bytes(16, 128) &&
                   size_t(8) * part_stride(128) * 4 + 1024 <= smem_bytes(1, 128),
               "a partial tile must fit in the stages' shared memory");
-static_assert(max_stages(128) * 8 <= kBarrierBytes && max_stages(256) * 8 <= kBarrierBytes, "one mbarrier a stage");
+static_assert(size_t(8) * 16 * part_stride(192) * 4 + 1024 <= smem_bytes(16, 192),
+              "a partial tile must fit in the stages' shared memory");
+static_assert(max_stages(128) * 8 <= kBarrierBytes && max_stages(192) * 8 <= kBarrierBytes &&
+                  max_stages(256) * 8 <= kBarrierBytes,
+              "one mbarrier a stage");
 
-cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int splits, cudaLaunchAttribute& attr) {
+cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int threads, int splits,
+                                 cudaLaunchAttribute& attr) {
   static std::mutex mu;
   static std::map<const void*, bool> configured;
   {
@@ -258,7 +267,7 @@ cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, in
   attr.val.clusterDim.x = splits;
   attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
   cfg.gridDim = dim3(blocks);
-  cfg.blockDim = dim3(kThreads);
+  cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream();
   cfg.attrs = &attr;
@@ -270,7 +279,7 @@ template <int N8, int BN>
 void launch(const Group& g, int blocks) {
   cudaLaunchAttribute attr{};
   cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN>),
-                                         smem_bytes(N8, BN), blocks, g.splits, attr);
+                                         smem_bytes(N8, BN), blocks, block_threads(BN), g.splits, attr);
   if (g.shares) cfg.numAttrs = 0;  // no cluster: the shares are added by the product's consumer
   TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN>, g));
 }
@@ -282,6 +291,7 @@ void launch_for(int n8, int bn, const Group& g, int blocks) {
     if (n8 > N8) return launch_for<N8 + 1>(n8, bn, g, blocks);
   }
   if (bn == 128) launch<N8, 128>(g, blocks);
+  else if (bn == 192) launch<N8, 192>(g, blocks);
   else launch<N8, 256>(g, blocks);
 }
 
@@ -298,7 +308,7 @@ int clusters_that_fit(int splits) {
   }
   cudaLaunchAttribute attr{};
   cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16, 256>),
-                                         smem_bytes(16, 256), splits * 16, splits, attr);
+                                         smem_bytes(16, 256), splits * 16, block_threads(256), splits, attr);
   int clusters = 0;
   TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16, 256>, &cfg));
   std::lock_guard<std::mutex> l(mu);
@@ -378,10 +388,21 @@ bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const St
   return true;
 }
 
+// TF_STREAMING_TILE_192=off keeps 256-row tiles where 192-row ones would be chosen (to compare).
+bool tiles_of_192_allowed() {
+  static const bool on = env_switch("TF_STREAMING_TILE_192", {"on", "off"}) == "on";
+  return on;
+}
+
 int streaming_tile_rows(int64_t k, std::span<const StreamingWeight> ws) {
-  int t256 = 0, t128 = 0;
-  for (const StreamingWeight& w : ws) t256 += tiles_of(w.n, 256), t128 += tiles_of(w.n, 128);
-  return streaming_splits(k, t256) > 1 && t128 <= sm_count() ? 128 : 256;
+  int t256 = 0, t192 = 0, t128 = 0;
+  for (const StreamingWeight& w : ws) t256 += tiles_of(w.n, 256), t192 += tiles_of(w.n, 192), t128 += tiles_of(w.n, 128);
+  if (streaming_splits(k, t256) > 1 && t128 <= sm_count()) return 128;
+  // one share a 256-row tile, SMs idle: 192-row tiles stream on more of them where they still fit at once
+  if (tiles_of_192_allowed() && streaming_splits(k, t256) == 1 && t192 > t256 && t192 <= sm_count() &&
+      streaming_splits(k, t192) == 1)
+    return 192;
+  return 256;
 }
 
 void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, int64_t n, float* shares) {
@@ -401,8 +422,8 @@ void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, i
 
 void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws, int tile_rows) {
   require(gemm_streaming_fits(m, k, x, ws), "gemm_streaming: geometry outside the kernel's (see gemm_streaming_fits)");
-  require(tile_rows == 0 || tile_rows == 128 || tile_rows == 256,
-          "gemm_streaming: tile_rows is " + std::to_string(tile_rows) + ", expected 0 (chosen), 128 or 256");
+  require(tile_rows == 0 || tile_rows == 128 || tile_rows == 192 || tile_rows == 256,
+          "gemm_streaming: tile_rows is " + std::to_string(tile_rows) + ", expected 0 (chosen), 128, 192 or 256");
   const int bn = tile_rows ? tile_rows : streaming_tile_rows(k, ws);
   int tiles = 0;
   for (const StreamingWeight& w : ws) tiles += tiles_of(w.n, bn);
