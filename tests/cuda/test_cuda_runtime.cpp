@@ -10,6 +10,7 @@
 #include "cuda_test_util.h"
 
 #ifdef TF_HAVE_CUDA
+#include "backend/cuda/capture_arena.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/gemm.h"
 #endif
@@ -111,6 +112,35 @@ TEST(CudaRuntime, OutOfMemoryNamesTheBytes) {
   // the device still works afterwards
   Tensor ok = zeros(DType::F32, {16}, Device::CUDA);
   EXPECT_EQ(ok.device, Device::CUDA);
+}
+
+TEST(CudaRuntime, CaptureArenaReusesFreedRangesFirstFit) {
+#ifdef TF_HAVE_CUDA
+  // host bookkeeping only: offsets in 256-byte ranges, freed ranges merged with their neighbours
+  cuda::CaptureArena plan(nullptr, 0);
+  EXPECT_EQ(plan.take(100), 0u);
+  EXPECT_EQ(plan.take(300), 256u);
+  EXPECT_EQ(plan.take(256), 768u);
+  EXPECT_EQ(plan.high_water(), 1024u);
+  EXPECT_TRUE(plan.give_back(256));
+  EXPECT_FALSE(plan.give_back(256)) << "a range given back twice";
+  EXPECT_FALSE(plan.give_back(300)) << "no range starts there";
+  EXPECT_EQ(plan.take(200), 256u) << "first fit: the freed range, not the end";
+  EXPECT_TRUE(plan.give_back(0));
+  EXPECT_TRUE(plan.give_back(256));
+  EXPECT_EQ(plan.take(700), 0u) << "ranges freed next to each other merge";
+  EXPECT_EQ(plan.high_water(), 1024u);
+  EXPECT_EQ(plan.live(), 2u);
+
+  // a buffer arena hands out nothing past its bytes (the caller falls back to the pool)
+  char buffer[512];
+  cuda::CaptureArena carve(buffer, 512);
+  EXPECT_EQ(carve.take(256), 0u);
+  EXPECT_EQ(carve.take(200), 256u);
+  EXPECT_EQ(carve.take(1), SIZE_MAX);
+  EXPECT_TRUE(carve.holds(buffer + 511));
+  EXPECT_FALSE(carve.holds(buffer + 512));
+#endif
 }
 
 TEST(CudaRuntime, UploadMatchesHostBytes) {

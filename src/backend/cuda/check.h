@@ -17,6 +17,9 @@ void* lt_workspace();
 size_t lt_workspace_bytes();
 int sm_count();
 size_t max_shared_per_block_optin();
+// Whether the weight-streaming products launch as dependents of the kernel before them (and
+// recorded work carves its tensors from an arena): TF_CUDA_PDL=1 (default) or 0, read once.
+bool dependent_launches();
 
 // Device memory from the stream-ordered pool, counted in memory_stats(); OutOfMemory names the
 // bytes asked for and what is free.

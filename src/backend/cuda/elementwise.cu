@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/dependent_launch.cuh"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/transformer_ops.h"
 
@@ -28,6 +29,7 @@ __global__ void embedding_kernel(const uint16_t* table, const int32_t* ids, uint
 // y[i] = op(a[i], b[i]) over bf16 values, V per thread (8: one 16-byte access per operand).
 template <int V, class Op>
 __global__ void binary_map_kernel(const uint16_t* a, const uint16_t* b, uint16_t* y, int64_t n, Op op) {
+  allow_dependent_launch();  // a weight-streaming product after this one asks for its first weights now
   const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
   if (i >= n) return;
   float x[V], z[V], r[V];

@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/dependent_launch.cuh"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/gemm.h"
 #include "backend/cuda/gemm_tiles.cuh"
@@ -47,6 +48,10 @@ constexpr int stages_for(int n8, int bn) {
   return int(std::min<size_t>(max_stages(bn), (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(n8, bn)));
 }
 constexpr int kMaxSplits = 8;  // a portable cluster
+// Weight stages a product launched as a dependent asks for before the kernel before it has
+// finished: one hides the first data's latency; all of them queue ahead of that kernel's own reads
+// and slow it (docs/perf/encoder.md, v26).
+constexpr int kEarlyWeightStages = 1;
 // A 64-row A tile or two a warpgroup: two warpgroups, or three for 192-row tiles (one tile each, so
 // no warpgroup's MMAs wait on a branch).
 constexpr int warpgroups(int bn) { return bn == 192 ? 3 : 2; }
@@ -133,18 +138,24 @@ __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const
   auto stage_x = [&](int st) { return smem + st * kStageElems + BN * BK; };
   auto* full = reinterpret_cast<uint64_t*>(smem + kStages * kStageElems);  // [kStages]: the stage has landed
   const uint64_t w_policy = l2_policy_evict_first();
-  auto load = [&](int st, int step) {  // one thread; rows past n or m land as zeros
+  auto load_w = [&](int st, int step) {  // one thread; rows past n or m land as zeros
     mbarrier_arrive_expect_tx(&full[st], uint32_t(kStageElems * 2));
     if (g.hints == L2Hints::weights_first)
       tma_load_2d_hinted(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0, w_policy);
     else
       tma_load_2d(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0);
-    tma_load_2d(stage_x(st), &g.x_map, &full[st], kbeg + step * BK, 0);
   };
+  auto load_x = [&](int st, int step) { tma_load_2d(stage_x(st), &g.x_map, &full[st], kbeg + step * BK, 0); };
+  const int first = min(kStages - 1, steps), early = min(kEarlyWeightStages, first);
   if (threadIdx.x == 0) {
     for (int st = 0; st < kStages; ++st) mbarrier_init(&full[st], 1);
     mbarrier_init_fence();
-    for (int st = 0; st < kStages - 1 && st < steps; ++st) load(st, st);
+    for (int st = 0; st < early; ++st) load_w(st, st);  // weights do not depend on the kernel before
+  }
+  wait_for_prerequisite_grid();
+  if (threadIdx.x == 0) {
+    for (int st = early; st < first; ++st) load_w(st, st);
+    for (int st = 0; st < first; ++st) load_x(st, st);
   }
   __syncthreads();
 
@@ -169,7 +180,10 @@ __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const
     for (int h = 0; h < H; ++h) wgmma_fence_registers(acc[h]);
     __syncthreads();  // both warpgroups are past the previous step's MMAs, so its stage may be refilled
     const int next = step + kStages - 1;
-    if (threadIdx.x == 0 && next < steps) load(next % kStages, next);
+    if (threadIdx.x == 0 && next < steps) {
+      load_w(next % kStages, next);
+      load_x(next % kStages, next);
+    }
   }
   wgmma_wait_all();
 #pragma unroll
@@ -251,8 +265,9 @@ static_assert(max_stages(128) * 8 <= kBarrierBytes && max_stages(192) * 8 <= kBa
                   max_stages(256) * 8 <= kBarrierBytes,
               "one mbarrier a stage");
 
-cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int threads, int splits,
-                                 cudaLaunchAttribute& attr) {
+// attr: room for two, the cluster (splits > 1 with no shares) and the dependent launch
+cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int threads, int splits, bool cluster,
+                                 cudaLaunchAttribute* attr) {
   static std::mutex mu;
   static std::map<const void*, bool> configured;
   {
@@ -263,24 +278,33 @@ cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, in
     }
   }
   cudaLaunchConfig_t cfg{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = splits;
-  attr.val.clusterDim.y = attr.val.clusterDim.z = 1;
+  int n = 0;
+  if (cluster) {
+    attr[n].id = cudaLaunchAttributeClusterDimension;
+    attr[n].val.clusterDim.x = splits;
+    attr[n].val.clusterDim.y = attr[n].val.clusterDim.z = 1;
+    ++n;
+  }
+  if (dependent_launches()) {
+    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[n].val.programmaticStreamSerializationAllowed = 1;
+    ++n;
+  }
   cfg.gridDim = dim3(blocks);
   cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream();
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = n;
   return cfg;
 }
 
 template <int N8, int BN>
 void launch(const Group& g, int blocks) {
-  cudaLaunchAttribute attr{};
+  cudaLaunchAttribute attr[2]{};
+  // no cluster for shares: they are added by the product's consumer
   cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN>),
-                                         smem_bytes(N8, BN), blocks, block_threads(BN), g.splits, attr);
-  if (g.shares) cfg.numAttrs = 0;  // no cluster: the shares are added by the product's consumer
+                                         smem_bytes(N8, BN), blocks, block_threads(BN), g.splits, !g.shares, attr);
   TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN>, g));
 }
 
@@ -306,9 +330,10 @@ int clusters_that_fit(int splits) {
     auto it = known.find(splits);
     if (it != known.end()) return it->second;
   }
-  cudaLaunchAttribute attr{};
+  cudaLaunchAttribute attr[2]{};
   cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16, 256>),
-                                         smem_bytes(16, 256), splits * 16, block_threads(256), splits, attr);
+                                         smem_bytes(16, 256), splits * 16, block_threads(256), splits, true, attr);
+  cfg.numAttrs = 1;  // the cluster alone
   int clusters = 0;
   TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16, 256>, &cfg));
   std::lock_guard<std::mutex> l(mu);

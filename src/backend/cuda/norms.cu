@@ -4,6 +4,7 @@
 #include <string>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/dependent_launch.cuh"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/transformer_ops.h"
 
@@ -92,6 +93,7 @@ __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, cons
 template <int tpr, int N, int V>
 __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
                                              const void* w, bool w_f32, float eps, uint16_t* y, int64_t rows, int d) {
+  allow_dependent_launch();  // a weight-streaming product after this one asks for its first weights now
   __shared__ float scratch[kBlock / 32];
   const int rows_per_block = kBlock / tpr;
   int64_t row = blockIdx.x * int64_t(rows_per_block) + threadIdx.x / tpr;
@@ -132,6 +134,7 @@ __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta,
 template <int N, int V>
 __global__ void rms_norm_gated_kernel(const uint16_t* x, const uint16_t* z, const void* w, bool w_f32, float eps,
                                       uint16_t* y, int64_t rows, int d) {
+  allow_dependent_launch();  // a weight-streaming product after this one asks for its first weights now
   int64_t row = blockIdx.x * int64_t(kBlock / 32) + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (row >= rows) return;  // whole warps leave together

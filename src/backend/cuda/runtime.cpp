@@ -7,8 +7,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "backend/cuda/capture_arena.h"
 #include "backend/cuda/check.h"
 #include "backend/cuda/pinned_host.h"
+#include "core/env_switch.h"
 #include "core/error.h"
 #include "core/tensor.h"
 
@@ -161,6 +163,11 @@ cudaStream_t stream() { return rt().stream; }
 cublasLtHandle_t lt_handle() { return rt().lt; }
 void* lt_workspace() { return rt().lt_workspace; }
 size_t lt_workspace_bytes() { return kLtWorkspaceBytes; }
+bool dependent_launches() {
+  static const bool on = env_switch("TF_CUDA_PDL", {"1", "0"}) == "1";
+  return on;
+}
+
 int sm_count() { return rt().props.multiProcessorCount; }
 size_t max_shared_per_block_optin() { return rt().props.sharedMemPerBlockOptin; }
 
@@ -174,6 +181,11 @@ void* device_alloc(size_t bytes, const char* what) {
   Runtime& r = rt();
   void* p = nullptr;
   if (bytes == 0) return nullptr;
+  CaptureArena* arena = current_capture_arena();
+  if (arena && arena->base()) {
+    const size_t off = arena->take(bytes);
+    if (off != SIZE_MAX) return arena->base() + off;  // else the pool's (an allocation node in the graph)
+  }
   cudaError_t e = cudaMallocAsync(&p, bytes, r.stream);
   if (e == cudaErrorMemoryAllocation) {
     (void)cudaGetLastError();
@@ -195,6 +207,7 @@ void* device_alloc(size_t bytes, const char* what) {
                       mib(free_b) + " free of " + gib(total_b) + " (" + gib(used) + " held by TensorFold)");
   }
   if (e != cudaSuccess) fail_cuda(e, "cudaMallocAsync", __FILE__, __LINE__);
+  if (arena && !arena->base()) arena->plan(p, bytes);
   std::lock_guard<std::mutex> l(r.mu);
   r.sizes[p] = bytes;
   r.in_use += bytes;
@@ -204,6 +217,13 @@ void* device_alloc(size_t bytes, const char* what) {
 
 void device_free(void* p) {
   if (!p || !g_rt) return;
+  if (CaptureArena* arena = current_capture_arena()) {
+    if (arena->holds(p)) {
+      arena->give_back(static_cast<size_t>(static_cast<char*>(p) - arena->base()));
+      return;
+    }
+    if (!arena->base()) arena->unplan(p);
+  }
   Runtime& r = *g_rt;
   {
     std::lock_guard<std::mutex> l(r.mu);
