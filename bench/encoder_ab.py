@@ -32,7 +32,10 @@ def parse_variant(text):
 
 def run_once(binary, env, args):
     cmd = [binary, "--model", args.model, "--counts", args.counts, "--pair", args.pair, "--reps", str(args.reps)]
-    p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
+    try:
+        p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True)
+    except OSError as e:
+        return {}, [f"{binary}: {e.strerror}"]
     cases, errors = {}, []
     for line in p.stdout.splitlines():
         if line.startswith("{") and '"case"' in line:
@@ -56,6 +59,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("variants", nargs="+")
     a = ap.parse_args()
+    if a.rounds < 1 or a.reps < 1:
+        sys.exit("encoder_ab: --rounds and --reps must be 1 or more")
     variants = [parse_variant(v) for v in a.variants]
     names = [v[0] for v in variants]
     if len(set(names)) != len(names):

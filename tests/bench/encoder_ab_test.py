@@ -50,6 +50,9 @@ def main():
                               "broken:FAKE_FAIL=1"], env=env, capture_output=True, text=True)
         assert bad.returncode == 1, bad.stdout
         assert "ERRORS: bench_encoder_timer: error: TF_X=2" in bad.stdout, bad.stdout
+        missing = subprocess.run([sys.executable, AB, "--bench", fake, "--model", d, "--rounds", "1", "base",
+                                  "gone:@" + os.path.join(d, "no_such_bench")], env=env, capture_output=True, text=True)
+        assert missing.returncode == 1 and "no_such_bench: No such file" in missing.stdout, missing.stdout
         malformed = subprocess.run([sys.executable, AB, "--bench", fake, "--model", d, "x:NOEQUALS"], env=env,
                                    capture_output=True, text=True)
         assert malformed.returncode != 0 and "is not ENV=VALUE" in malformed.stderr, malformed.stderr

@@ -265,7 +265,7 @@ static_assert(max_stages(128) * 8 <= kBarrierBytes && max_stages(192) * 8 <= kBa
                   max_stages(256) * 8 <= kBarrierBytes,
               "one mbarrier a stage");
 
-// attr: room for two, the cluster (splits > 1 with no shares) and the dependent launch
+// attr: room for two, the cluster (every launch but the k-share sums') and the dependent launch
 cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, int threads, int splits, bool cluster,
                                  cudaLaunchAttribute* attr) {
   static std::mutex mu;
