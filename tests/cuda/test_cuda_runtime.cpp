@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -112,6 +113,21 @@ TEST(CudaRuntime, OutOfMemoryNamesTheBytes) {
   // the device still works afterwards
   Tensor ok = zeros(DType::F32, {16}, Device::CUDA);
   EXPECT_EQ(ok.device, Device::CUDA);
+}
+
+TEST(CudaRuntime, PrepIsADependentOnlyRightAfterAStreamingProduct) {
+#ifdef TF_HAVE_CUDA
+  // host bookkeeping only, at the switches' defaults (on)
+  if (std::getenv("TF_CUDA_PDL") || std::getenv("TF_CUDA_PDL_PREP")) GTEST_SKIP() << "a dependent-launch switch is set";
+  cuda::mark_streaming_launch(true);
+  EXPECT_TRUE(cuda::launch_prep_as_dependent());
+  EXPECT_FALSE(cuda::launch_prep_as_dependent()) << "the mark is taken by the launch that reads it";
+  cuda::mark_streaming_launch(true);
+  cuda::mark_streaming_launch(false);  // a cuBLASLt product in between
+  EXPECT_FALSE(cuda::launch_prep_as_dependent());
+#else
+  GTEST_SKIP() << "built without CUDA";
+#endif
 }
 
 TEST(CudaRuntime, CaptureArenaReusesFreedRangesFirstFit) {

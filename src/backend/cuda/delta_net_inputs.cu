@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "backend/cuda/check.h"
+#include "backend/cuda/dependent_launch.cuh"
 #include "backend/cuda/device_math.cuh"
 #include "backend/cuda/transformer_ops.h"
 
@@ -118,6 +119,7 @@ __global__ void delta_net_prep_kernel(Source in, const uint16_t* __restrict__ b,
                                       bool dt_f32, float* __restrict__ q, float* __restrict__ k,
                                       float* __restrict__ v, float* __restrict__ beta, float* __restrict__ g, int Hk,
                                       int dk, int Hv, int dv, float q_scale) {
+  wait_for_prerequisite_grid();  // launched as a dependent, it may start before the product it reads ends
   const int64_t t = blockIdx.x, start = in.start(t);
   const int key_dim = Hk * dk;
   const int lane = threadIdx.x % 32, warps = blockDim.x / 32 * gridDim.y;
@@ -181,11 +183,21 @@ void launch_prep(const Source& in, const Tensor& b, const Tensor& a, const Tenso
   // a token fills the GPU and more blocks only repeat the per-block work.
   const unsigned slices =
       T >= 2 * sm_count() ? 1u : unsigned(std::clamp<int64_t>((2 * Hk + kThreads / 32 - 1) / (kThreads / 32), 1, 8));
-  delta_net_prep_kernel<<<dim3(static_cast<unsigned>(T), slices), kThreads, 0, stream()>>>(
-      in, static_cast<const uint16_t*>(b.data), static_cast<const uint16_t*>(a.data), A_log.data,
-      A_log.dtype == DType::F32, dt_bias.data, dt_bias.dtype == DType::F32, q.ptr<float>(), k.ptr<float>(),
-      v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(), int(Hk), int(dk), int(Hv), int(dv), q_scale);
-  TF_CUDA_LAUNCH("delta_net_prep_kernel");
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(static_cast<unsigned>(T), slices);
+  cfg.blockDim = dim3(kThreads);
+  cfg.stream = stream();
+  cfg.attrs = &attr;
+  cfg.numAttrs = launch_prep_as_dependent() ? 1 : 0;
+  const cudaError_t err = cudaLaunchKernelEx(
+      &cfg, delta_net_prep_kernel<Source>, in, static_cast<const uint16_t*>(b.data),
+      static_cast<const uint16_t*>(a.data), A_log.data, A_log.dtype == DType::F32, dt_bias.data,
+      dt_bias.dtype == DType::F32, q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(),
+      int(Hk), int(dk), int(Hv), int(dv), q_scale);
+  if (err != cudaSuccess) fail_cuda(err, "launch of delta_net_prep_kernel", __FILE__, __LINE__);
 }
 
 }  // namespace

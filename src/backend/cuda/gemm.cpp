@@ -138,6 +138,7 @@ void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, 
     r = &row_layouts(it->second, key, m);
   }
   const float one = 1.0f, zero = 0.0f;
+  mark_streaming_launch(false);
   TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, r->b, &zero, y, r->c, y, r->c,
                            &r->algo, lt_workspace(), lt_workspace_bytes(), stream()));
 }

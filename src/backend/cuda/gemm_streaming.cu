@@ -188,6 +188,7 @@ __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const
   wgmma_wait_all();
 #pragma unroll
   for (int h = 0; h < H; ++h) wgmma_fence_registers(acc[h]);
+  allow_dependent_launch();  // a dependent after this product may start: only the epilogue is left
 
   auto for_each_value = [&](auto&& f) {  // (x row, weight column, value)
     const int r = 64 * H * wg + 16 * (t / 32) + (t % 32) / 4, q = t % 4;
@@ -306,6 +307,7 @@ void launch(const Group& g, int blocks) {
   cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN>),
                                          smem_bytes(N8, BN), blocks, block_threads(BN), g.splits, !g.shares, attr);
   TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN>, g));
+  mark_streaming_launch(true);
 }
 
 // The instantiation for n8 eight-row tiles of x, 1 .. 16, and tiles of bn weight rows.

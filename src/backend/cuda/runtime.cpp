@@ -168,6 +168,19 @@ bool dependent_launches() {
   return on;
 }
 
+namespace {
+thread_local bool g_last_launch_streaming = false;
+}
+
+void mark_streaming_launch(bool streaming) { g_last_launch_streaming = streaming; }
+
+bool launch_prep_as_dependent() {
+  static const bool on = dependent_launches() && env_switch("TF_CUDA_PDL_PREP", {"on", "off"}) == "on";
+  const bool after = g_last_launch_streaming;
+  g_last_launch_streaming = false;
+  return on && after;
+}
+
 int sm_count() { return rt().props.multiProcessorCount; }
 size_t max_shared_per_block_optin() { return rt().props.sharedMemPerBlockOptin; }
 
