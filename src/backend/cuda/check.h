@@ -21,8 +21,9 @@ size_t max_shared_per_block_optin();
 // recorded work carves its tensors from an arena): TF_CUDA_PDL=1 (default) or 0, read once.
 bool dependent_launches();
 // A weight-streaming product lets the kernel after it start once its main loop is done; the
-// DeltaNet prep, always right after its in-projection, launches as that product's dependent when
-// the last launch was one: TF_CUDA_PDL=1 and TF_CUDA_PDL_PREP=on (default) or off, read once.
+// DeltaNet prep, always right after its in-projection, launches as a dependent when the last product
+// launched was a streaming one (it always waits, so a mark another kernel's launch left costs
+// nothing): TF_CUDA_PDL=1 and TF_CUDA_PDL_PREP=on (default) or off, read once.
 void mark_streaming_launch(bool streaming);
 bool launch_prep_as_dependent();
 
