@@ -183,9 +183,7 @@ void launch_prep(const Source& in, const Tensor& b, const Tensor& a, const Tenso
   // a token fills the GPU and more blocks only repeat the per-block work.
   const unsigned slices =
       T >= 2 * sm_count() ? 1u : unsigned(std::clamp<int64_t>((2 * Hk + kThreads / 32 - 1) / (kThreads / 32), 1, 8));
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchAttribute attr = programmatic_dependence();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(T), slices);
   cfg.blockDim = dim3(kThreads);

@@ -286,11 +286,7 @@ cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, in
     attr[n].val.clusterDim.y = attr[n].val.clusterDim.z = 1;
     ++n;
   }
-  if (dependent_launches()) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
+  if (dependent_launches()) attr[n++] = programmatic_dependence();
   cfg.gridDim = dim3(blocks);
   cfg.blockDim = dim3(threads);
   cfg.dynamicSmemBytes = smem;

@@ -168,6 +168,13 @@ bool dependent_launches() {
   return on;
 }
 
+cudaLaunchAttribute programmatic_dependence() {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  a.val.programmaticStreamSerializationAllowed = 1;
+  return a;
+}
+
 namespace {
 thread_local bool g_last_launch_streaming = false;
 }
