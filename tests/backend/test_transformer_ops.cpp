@@ -230,6 +230,14 @@ TEST(ElementWise, EmbeddingAndSplit) {
   for (int t = 0; t < 3; ++t) EXPECT_EQ(0, std::memcmp(out.ptr<uint16_t>() + t * 6, table.ptr<uint16_t>() + v[t] * 6, 12));
   ids.ptr<int32_t>()[1] = 10;
   EXPECT_THROW(embedding(table, ids, out), Error);
+  // ids the caller checked: no error, a bad id's row is zeros, the others the table's rows
+  for (int t = 0; t < 3; ++t) std::memset(out.ptr<uint16_t>() + t * 6, 0xff, 12);
+  embedding(table, ids, out, IdCheck::by_caller);
+  for (int t = 0; t < 3; ++t)
+    if (t == 1)
+      for (int i = 0; i < 6; ++i) EXPECT_EQ(out.ptr<uint16_t>()[t * 6 + i], 0) << i;
+    else
+      EXPECT_EQ(0, std::memcmp(out.ptr<uint16_t>() + t * 6, table.ptr<uint16_t>() + v[t] * 6, 12)) << t;
 
   Tensor qg = random_bf16({2, 3 * 2 * 4}, 11), q = empty(DType::BF16, {2, 3, 4}), gt = empty(DType::BF16, {2, 3, 4});
   split_query_gate(qg, q, gt);

@@ -85,6 +85,14 @@ TEST(CudaOps, EmbeddingAndElementwise) {
   EXPECT_TRUE(same_bytes(out, dout));
   ids.ptr<int32_t>()[3] = 50;
   EXPECT_THROW(embedding(gpu(table), gpu(ids), dout), Error);
+  // ids the caller checked: no host round trip, a bad id's row is zeros, as on the CPU
+  embedding(table, ids, out, IdCheck::by_caller);
+  embedding(gpu(table), gpu(ids), dout, IdCheck::by_caller);
+  EXPECT_TRUE(same_bytes(out, dout));
+  ids.ptr<int32_t>()[5] = -1;
+  embedding(table, ids, out, IdCheck::by_caller);
+  embedding(gpu(table), gpu(ids), dout, IdCheck::by_caller);
+  EXPECT_TRUE(same_bytes(out, dout));
 
   Tensor a = rnd(DType::BF16, {33, 100}, 2, 3.0f), b = rnd(DType::BF16, {33, 100}, 3, 3.0f);
   Tensor y = empty(DType::BF16, a.shape), dy = like_gpu(a);

@@ -10,17 +10,22 @@
 
 namespace tf::cpu {
 
-void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
+void embedding(const Tensor& table, const Tensor& ids, Tensor& out, IdCheck check) {
   int64_t vocab = table.dim(0), hidden = table.dim(1), n = ids.dim(0);
   const int32_t* id = ids.ptr<int32_t>();
-  for (int64_t t = 0; t < n; ++t)
-    if (id[t] < 0 || id[t] >= vocab)
-      fail("embedding: token id " + std::to_string(id[t]) + " at position " + std::to_string(t) +
-           " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  auto outside = [&](int32_t v) { return v < 0 || v >= vocab; };
+  if (check == IdCheck::by_op)
+    for (int64_t t = 0; t < n; ++t)
+      if (outside(id[t]))
+        fail("embedding: token id " + std::to_string(id[t]) + " at position " + std::to_string(t) +
+             " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
   const uint16_t* src = bf16_ptr(table);
   uint16_t* dst = bf16_ptr_mut(out);
   parallel_for(n, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) std::memcpy(dst + t * hidden, src + id[t] * hidden, hidden * sizeof(uint16_t));
+    for (int64_t t = b; t < e; ++t) {
+      if (outside(id[t])) std::memset(dst + t * hidden, 0, hidden * sizeof(uint16_t));
+      else std::memcpy(dst + t * hidden, src + id[t] * hidden, hidden * sizeof(uint16_t));
+    }
   });
 }
 

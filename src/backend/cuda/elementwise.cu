@@ -14,10 +14,17 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void embedding_kernel(const uint16_t* table, const int32_t* ids, uint16_t* out, int64_t hidden) {
+// A row per block; an id outside [0, vocab) gives a zero row (the host check may be the caller's).
+__global__ void embedding_kernel(const uint16_t* table, const int32_t* ids, uint16_t* out, int64_t vocab,
+                                 int64_t hidden) {
   int64_t t = blockIdx.x;
-  const uint16_t* src = table + static_cast<int64_t>(ids[t]) * hidden;
+  const int32_t id = ids[t];
   uint16_t* dst = out + t * hidden;
+  if (id < 0 || id >= vocab) {
+    for (int64_t i = threadIdx.x; i < hidden; i += blockDim.x) dst[i] = 0;
+    return;
+  }
+  const uint16_t* src = table + static_cast<int64_t>(id) * hidden;
   if (hidden % 8 == 0) {
     for (int64_t i = threadIdx.x; i < hidden / 8; i += blockDim.x)
       reinterpret_cast<uint4*>(dst)[i] = reinterpret_cast<const uint4*>(src)[i];
@@ -94,19 +101,21 @@ uint16_t* bits_mut(Tensor& t) { return static_cast<uint16_t*>(t.data); }
 
 }  // namespace
 
-void embedding(const Tensor& table, const Tensor& ids, Tensor& out) {
+void embedding(const Tensor& table, const Tensor& ids, Tensor& out, IdCheck check) {
   int64_t vocab = table.dim(0), hidden = table.dim(1), n = ids.dim(0);
   if (n == 0) return;
-  // ids are few: check them on the host so a bad id is an error, never a wild read
-  std::vector<int32_t> host(n);
-  TF_CUDA(cudaMemcpyAsync(host.data(), ids.data, n * sizeof(int32_t), cudaMemcpyDeviceToHost, stream()));
-  TF_CUDA(cudaStreamSynchronize(stream()));
-  for (int64_t t = 0; t < n; ++t)
-    if (host[t] < 0 || host[t] >= vocab)
-      fail("embedding: token id " + std::to_string(host[t]) + " at position " + std::to_string(t) +
-           " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  if (check == IdCheck::by_op) {
+    // ids are few: check them on the host so a bad id is an error
+    std::vector<int32_t> host(n);
+    TF_CUDA(cudaMemcpyAsync(host.data(), ids.data, n * sizeof(int32_t), cudaMemcpyDeviceToHost, stream()));
+    TF_CUDA(cudaStreamSynchronize(stream()));
+    for (int64_t t = 0; t < n; ++t)
+      if (host[t] < 0 || host[t] >= vocab)
+        fail("embedding: token id " + std::to_string(host[t]) + " at position " + std::to_string(t) +
+             " is outside the vocabulary [0, " + std::to_string(vocab) + ")");
+  }
   embedding_kernel<<<static_cast<unsigned>(n), 128, 0, stream()>>>(bits(table), ids.ptr<int32_t>(), bits_mut(out),
-                                                                   hidden);
+                                                                   vocab, hidden);
   TF_CUDA_LAUNCH("embedding_kernel");
 }
 

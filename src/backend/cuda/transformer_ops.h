@@ -2,6 +2,7 @@
 // The CUDA kernels behind backend/<op>.h (the shared list in backend/transformer_kernels.inc).
 // Rounding points are documented on each op's backend header; sums run in fp32 in a fixed order
 // per output, so repeats are byte-identical.
+#include "backend/embedding.h"
 #include "backend/linear.h"
 #include "backend/seq_offsets.h"
 #include "core/tensor.h"

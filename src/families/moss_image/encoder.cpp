@@ -187,21 +187,21 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   const int64_t T = static_cast<int64_t>(ids.size());
   Tensor host_ids = empty(DType::I32, {T});
   std::copy(ids.begin(), ids.end(), host_ids.ptr<int32_t>());
-  Tensor dev_ids = to_device(host_ids, device_);
-  if (Tensor out = forward_recorded(dev_ids, offs); out.data) {
+  if (Tensor out = forward_recorded(host_ids, offs); out.data) {
     if (progress) progress(steps(), steps());
     return out;
   }
+  Tensor dev_ids = to_device(host_ids, device_);
   Tensor h = empty(DType::BF16, {T, config_.hidden}, device_), x = empty(DType::BF16, {T, config_.hidden}, device_);
-  embedding(weights_.embed_tokens, dev_ids, h);
+  embedding(weights_.embed_tokens, dev_ids, h, IdCheck::by_caller);  // forward() checked the ids
   layers(h, x, offs, rope_for(offs), progress);  // x ends as the final norm's rows
   Tensor out = to_device(x, Device::CPU);
   if (progress) progress(steps(), steps());
   return out;
 }
 
-Tensor Encoder::forward_recorded(const Tensor& dev_ids, const SeqOffsets& offs) const {
-  const int64_t T = dev_ids.dim(0);
+Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs) const {
+  const int64_t T = host_ids.dim(0);
   if (!recording_supported(device_) || T == 0 || T > kLinearPackedRows) return Tensor();
   std::lock_guard<std::mutex> lock(recorded_->mu);
   auto it = recorded_->by_layout.find(offs);
@@ -211,13 +211,17 @@ Tensor Encoder::forward_recorded(const Tensor& dev_ids, const SeqOffsets& offs) 
   }
   RecordedForward& r = it->second;
   if (!r.work) {
+    r.ids = empty(DType::I32, {T}, device_);
     r.h = empty(DType::BF16, {T, config_.hidden}, device_);
     r.out = empty(DType::BF16, {T, config_.hidden}, device_);
     r.rope = rope_for(offs);
-    r.work = RecordedWork::record(device_, [&] { layers(r.h, r.out, offs, r.rope, Progress()); });
+    r.work = RecordedWork::record(device_, [&] {
+      embedding(weights_.embed_tokens, r.ids, r.h, IdCheck::by_caller);  // forward() checked the ids
+      layers(r.h, r.out, offs, r.rope, Progress());
+    });
   }
   ++r.seen;
-  embedding(weights_.embed_tokens, dev_ids, r.h);
+  copy_into(r.ids, host_ids);  // the previous replay has ended: its output was copied back
   r.work.replay();
   return to_device(r.out, Device::CPU);
 }

@@ -53,11 +53,11 @@ class Encoder {
   struct Rope {
     Tensor cos, sin;  // BF16 [positions, rotary_dim / 2] on the device
   };
-  // One pack layout's recorded forward: its input rows h (embedding written before each replay),
-  // its RoPE tables and output rows, all kept for the graph's kernels.
+  // One pack layout's recorded forward: its ids (uploaded before each replay), rows h (the
+  // embedding, recorded first), its RoPE tables and output rows, all kept for the graph's kernels.
   struct RecordedForward {
     int seen = 0;
-    Tensor h, out;
+    Tensor ids, h, out;
     Rope rope;
     RecordedWork work;
   };
@@ -75,7 +75,7 @@ class Encoder {
 
   Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
   // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
-  Tensor forward_recorded(const Tensor& dev_ids, const SeqOffsets& seq_offsets) const;
+  Tensor forward_recorded(const Tensor& host_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
   // x w^T for a residual add to take: the device's k-share sums where it offers them (the add
   // finishes the product, with its rounding), else linear's BF16 rows.
