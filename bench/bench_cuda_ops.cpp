@@ -1,9 +1,11 @@
 // Times each encoder op's CUDA kernel alone at the released geometry (random inputs), so a whole
-// forward's time can be split by op. Usage: bench_cuda_ops [tokens ...]   (default 75 4096)
+// forward's time can be split by op. Usage: bench_cuda_ops [tokens ...]   (default 75 4096); tokens
+// A+B+... packs sequences into one pass, as a prompt pair is.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -54,15 +56,15 @@ double median_us(const std::function<void()>& f, int reps) {
   return t[t.size() / 2];
 }
 
-void bench(int64_t T) {
+void bench(const SeqOffsets& offs, const std::string& label) {
+  const int64_t T = offs.back();
   const int64_t H = 4096, Hk = 16, dk = 128, Hv = 32, dv = 128, C = 2 * Hk * dk + Hv * dv, Hq = 16, Hkv = 4, hd = 256;
-  const SeqOffsets offs = {0, T};
   const int reps = T > 1024 ? 5 : 20;
   // the output's bytes as a hash, so two builds' kernels can be compared byte for byte
   auto line = [&](const char* name, double us, int per_forward, const Tensor& out) {
     Tensor host = to_device(out, Device::CPU);
     const uint64_t hash = bytes_hash(host.data, host.nbytes());
-    std::printf("T=%-5ld %-28s %10.1f us  x%-2d = %8.3f ms per forward  out %016llx\n", long(T), name, us, per_forward,
+    std::printf("T=%-6s %-28s %10.1f us  x%-2d = %8.3f ms per forward  out %016llx\n", label.c_str(), name, us, per_forward,
                 us * per_forward / 1e3, static_cast<unsigned long long>(hash));
   };
   // one op: timed (median of `r` launches, `reps` by default), then its output hashed
@@ -112,10 +114,19 @@ int main(int argc, char** argv) {
   try {
     cuda::init_runtime();
     std::printf("%s\n", cuda::device_description().c_str());
-    std::vector<int64_t> ts;
-    for (int i = 1; i < argc; ++i) ts.push_back(std::atoll(argv[i]));
-    if (ts.empty()) ts = {75, 4096};
-    for (int64_t t : ts) bench(t);
+    std::vector<std::string> args(argv + 1, argv + argc);
+    if (args.empty()) args = {"75", "4096"};
+    for (const std::string& a : args) {
+      SeqOffsets offs = {0};
+      for (size_t at = 0; at <= a.size();) {
+        const size_t plus = std::min(a.find('+', at), a.size());
+        const int64_t n = std::atoll(a.substr(at, plus - at).c_str());
+        if (n <= 0) throw std::runtime_error("bench_cuda_ops: '" + a + "' is not tokens or A+B+... (positive counts)");
+        offs.push_back(offs.back() + n);
+        at = plus + 1;
+      }
+      bench(offs, a);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_ops: error: %s\n", e.what());
     return 1;

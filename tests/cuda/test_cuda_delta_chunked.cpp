@@ -1,6 +1,7 @@
 // The chunked gated delta rule on CUDA: against a float64 recurrence computed here, within the
 // contract's allowance for the fp32 recurrence, byte-identical repeats, the dispatch between the
-// two forms (by a sequence's own length; TF_DELTA_RULE=recurrent or chunked) and refused geometry.
+// two forms (by a sequence's own length; TF_DELTA_RULE=recurrent or chunked) and refused geometry;
+// and the recurrent form's packed prompts at the released heads.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -160,6 +161,34 @@ TEST(CudaDeltaChunked, DispatchByOwnLength) {
   setenv("TF_DELTA_RULE", "fastest", 1);
   EXPECT_THROW(run_gpu(packed, false), Error);
   unsetenv("TF_DELTA_RULE");
+}
+
+// The recurrent form at the released heads: packed prompts run one after another in each block
+// (one prompt's warps already fill the schedulers); each prompt's bytes are its bytes alone, every
+// layout within the contract's allowance for the fp32 recurrence.
+TEST(CudaDeltaRecurrent, PackedPromptsGiveTheirBytesAlone) {
+  TF_REQUIRE_CUDA_GPU();
+  unsetenv("TF_DELTA_RULE");
+  const SeqOffsets offs = {0, 75, 85, 88};
+  Case packed = make(16, {16, 128, 32, 128, offs});
+  const contract::KernelContract& model = contract::registered_kernel("gated_delta_rule");
+  const auto want = model.reference(packed);
+  for (const char* layout : {"32x1", "16x1", "16x2"}) {
+    setenv("TF_RECURRENCE_LAYOUT", layout, 1);
+    Tensor both = run_gpu(packed, false);
+    contract::Comparison cmp = contract::compare({both}, want, contract::Poison::QuietNaN);
+    EXPECT_TRUE(cmp.ok()) << layout << ": " << cmp.describe();
+    for (size_t s = 0; s + 1 < offs.size(); ++s) {
+      Case c = packed;
+      for (Tensor& t : c.inputs) t = t.rows(offs[s], offs[s + 1]);
+      c.outputs = {empty(DType::BF16, {offs[s + 1] - offs[s], 32, 128})};
+      EXPECT_TRUE(same_bytes(both.rows(offs[s], offs[s + 1]), run_gpu(c, false, {0, offs[s + 1] - offs[s]})))
+          << layout << ", prompt " << s;
+    }
+  }
+  setenv("TF_RECURRENCE_LAYOUT", "32x2", 1);
+  EXPECT_THROW(run_gpu(packed, false), Error);
+  unsetenv("TF_RECURRENCE_LAYOUT");
 }
 
 TEST(CudaDeltaChunked, RefusesHeadDimsPast128ByName) {
