@@ -2,6 +2,7 @@
 // forward's time can be split by op. Usage: bench_cuda_ops [tokens ...]   (default 75 4096); tokens
 // A+B+... packs sequences into one pass, as a prompt pair is.
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -112,21 +113,26 @@ void bench(const SeqOffsets& offs, const std::string& label) {
 
 int main(int argc, char** argv) {
   try {
-    cuda::init_runtime();
-    std::printf("%s\n", cuda::device_description().c_str());
+    // every argument read before the GPU is touched, so a bad one fails at once
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty()) args = {"75", "4096"};
+    std::vector<SeqOffsets> packs;
     for (const std::string& a : args) {
       SeqOffsets offs = {0};
       for (size_t at = 0; at <= a.size();) {
         const size_t plus = std::min(a.find('+', at), a.size());
-        const int64_t n = std::atoll(a.substr(at, plus - at).c_str());
-        if (n <= 0) throw std::runtime_error("bench_cuda_ops: '" + a + "' is not tokens or A+B+... (positive counts)");
+        int64_t n = 0;
+        const auto [end, err] = std::from_chars(a.data() + at, a.data() + plus, n);
+        if (err != std::errc() || end != a.data() + plus || n <= 0 || n > (int64_t(1) << 20))
+          throw std::runtime_error("'" + a + "' is not a token count or A+B+... (counts 1 .. 1048576)");
         offs.push_back(offs.back() + n);
         at = plus + 1;
       }
-      bench(offs, a);
+      packs.push_back(offs);
     }
+    cuda::init_runtime();
+    std::printf("%s\n", cuda::device_description().c_str());
+    for (size_t i = 0; i < packs.size(); ++i) bench(packs[i], args[i]);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda_ops: error: %s\n", e.what());
     return 1;

@@ -48,6 +48,9 @@ __device__ __forceinline__ float dot_rows(const float (&x)[R], const float (&y)[
   else return acc[0];
 }
 
+// Warp schedulers an SM (sm_90): a prompt's recurrence is laid out for one warp on each.
+constexpr int kSchedulersPerSm = 4;
+
 // Tokens per staging buffer; three buffers rotate (cp.async), up to two chunks ahead of the one in use.
 constexpr int kChunk = 8;
 constexpr int kBuffers = 3;
@@ -331,7 +334,7 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
     const int xs = (dv + cols - 1) / cols;
     // Packed sequences run one after another in each block where one sequence's warps already give
     // every scheduler one: co-resident sequences of unequal length leave some schedulers two warps.
-    const int slots = std::clamp(4 * sm_count() / std::max(1, xs * Hv), 1, seqs.count);
+    const int slots = std::clamp(kSchedulersPerSm * sm_count() / std::max(1, xs * Hv), 1, seqs.count);
     const dim3 grid(xs, Hv, slots);
     const size_t smem = kBuffers * sizeof(float) * static_cast<size_t>(staged_floats(dk, cols));
     const bool v16 = dv % cols == 0 && aligned(v.data, 16);
