@@ -263,6 +263,34 @@ TEST(CudaOps, RopeAndAttention) {
   }
 }
 
+// A packed prompt's rows do not depend on the next prompt's keys and values, even non-finite ones: a
+// key tile that runs past a prompt's last key may hold the next prompt's rows (TMA brings whole
+// tiles), and 0 x inf would poison p V unless those value rows are zeros.
+TEST(CudaOps, AttentionRowsIgnoreTheNextPromptsKeysAndValues) {
+  TF_REQUIRE_CUDA_GPU();
+  for (int64_t d : {256, 128, 64, 16}) {  // wgmma and mma.sync
+    const int64_t Hq = 4, Hkv = 2, T = 170;
+    const SeqOffsets seqs = {0, 37, 100, T};  // the first two prompts end inside a key tile
+    Tensor q = gpu(rnd(DType::BF16, {T, Hq, d}, 51)), k = rnd(DType::BF16, {T, Hkv, d}, 52),
+           v = rnd(DType::BF16, {T, Hkv, d}, 53);
+    Tensor o = like_gpu(q), poisoned_o = like_gpu(q);
+    const float scale = 1.0f / std::sqrt(float(d));
+    attention_causal_gqa(q, gpu(k), gpu(v), scale, seqs, o);
+    Tensor bad_k = empty(k.dtype, k.shape), bad_v = empty(v.dtype, v.shape);
+    copy_into(bad_k, k);
+    copy_into(bad_v, v);
+    const uint16_t inf = 0x7f80, nan = 0x7fc0;
+    for (int64_t i = seqs[2] * Hkv * d; i < T * Hkv * d; ++i) {  // the last prompt's keys and values
+      bad_k.ptr<uint16_t>()[i] = nan;
+      bad_v.ptr<uint16_t>()[i] = i % 2 ? inf : nan;
+    }
+    attention_causal_gqa(q, gpu(bad_k), gpu(bad_v), scale, seqs, poisoned_o);
+    const int64_t row = Hq * d * int64_t(sizeof(uint16_t));
+    Tensor a = host(o), b = host(poisoned_o);
+    EXPECT_EQ(std::memcmp(a.data, b.data, size_t(seqs[2] * row)), 0) << "d " << d << ": the first two prompts' rows changed";
+  }
+}
+
 TEST(CudaOps, LinearThroughTheDispatcher) {
   TF_REQUIRE_CUDA_GPU();
   Tensor x = rnd(DType::BF16, {19, 300}, 30), w = rnd(DType::BF16, {70, 300}, 31, 0.1f);

@@ -9,6 +9,7 @@
 #include "backend/cuda/attention_wgmma.cuh"
 #include "backend/cuda/check.h"
 #include "backend/cuda/device_math.cuh"
+#include "backend/cuda/tensor_map.h"
 #include "backend/cuda/transformer_ops.h"
 #include "core/env_switch.h"
 
@@ -198,28 +199,38 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   static const bool wgmma = env_switch("TF_ATTENTION", {"auto", "mma"}) == "auto";
   // both tensor-core kernels: 64 query rows and 128 threads a block, grid (query tiles, heads, sequences)
   static_assert(attention_wgmma::kRows == attention_mma::kRows && attention_wgmma::kThreads == attention_mma::kThreads);
-  auto tensor_cores = [&](auto kernel, size_t smem, bool on_wgmma) {
+  const dim3 tc_grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),
+                     static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count));
+  auto on_mma = [&](auto kernel, size_t smem) {
     TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-    dim3 grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),
-              static_cast<unsigned>(Hq), static_cast<unsigned>(seqs.count));
-    kernel<<<grid, attention_mma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
-    if (on_wgmma) TF_CUDA_LAUNCH("attention_wgmma::attention_kernel");
-    else TF_CUDA_LAUNCH("attention_mma::attention_kernel");
+    kernel<<<tc_grid, attention_mma::kThreads, smem, stream()>>>(qp, kp, vp, scale, seqs, op, Hq, Hkv);
+    TF_CUDA_LAUNCH("attention_mma::attention_kernel");
+  };
+  auto on_wgmma = [&](auto kernel, size_t smem) {
+    TF_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    // keys and values as {d, kv heads, tokens}, boxes of 64 columns x 1 head x 64 tokens
+    const uint64_t dims[3] = {uint64_t(d), uint64_t(Hkv), uint64_t(k.dim(0))};
+    const uint64_t strides[2] = {uint64_t(d) * 2, uint64_t(Hkv) * d * 2};
+    const uint32_t box[3] = {64, 1, uint32_t(attention_wgmma::kKeys)}, ones[3] = {1, 1, 1};
+    const CUtensorMap kmap = bf16_tensor_map("attention_causal_gqa: keys", kp, 3, dims, strides, box, ones);
+    const CUtensorMap vmap = bf16_tensor_map("attention_causal_gqa: values", vp, 3, dims, strides, box, ones);
+    kernel<<<tc_grid, attention_wgmma::kThreads, smem, stream()>>>(qp, kmap, vmap, scale, seqs, op, Hq, Hkv);
+    TF_CUDA_LAUNCH("attention_wgmma::attention_kernel");
   };
   namespace wg = attention_wgmma;
   namespace mma = attention_mma;
   if (wgmma) switch (d) {
-      case 64: return tensor_cores(wg::attention_kernel<64>, wg::smem_bytes<64>(), true);
-      case 128: return tensor_cores(wg::attention_kernel<128>, wg::smem_bytes<128>(), true);
-      case 256: return tensor_cores(wg::attention_kernel<256>, wg::smem_bytes<256>(), true);
+      case 64: return on_wgmma(wg::attention_kernel<64>, wg::smem_bytes<64>());
+      case 128: return on_wgmma(wg::attention_kernel<128>, wg::smem_bytes<128>());
+      case 256: return on_wgmma(wg::attention_kernel<256>, wg::smem_bytes<256>());
       default: break;
     }
   switch (d) {
-    case 16: return tensor_cores(mma::attention_kernel<16>, mma::smem_bytes<16>(), false);
-    case 32: return tensor_cores(mma::attention_kernel<32>, mma::smem_bytes<32>(), false);
-    case 64: return tensor_cores(mma::attention_kernel<64>, mma::smem_bytes<64>(), false);
-    case 128: return tensor_cores(mma::attention_kernel<128>, mma::smem_bytes<128>(), false);
-    case 256: return tensor_cores(mma::attention_kernel<256>, mma::smem_bytes<256>(), false);
+    case 16: return on_mma(mma::attention_kernel<16>, mma::smem_bytes<16>());
+    case 32: return on_mma(mma::attention_kernel<32>, mma::smem_bytes<32>());
+    case 64: return on_mma(mma::attention_kernel<64>, mma::smem_bytes<64>());
+    case 128: return on_mma(mma::attention_kernel<128>, mma::smem_bytes<128>());
+    case 256: return on_mma(mma::attention_kernel<256>, mma::smem_bytes<256>());
     default: break;
   }
   size_t smem = sizeof(float) * (size_t(kRows + kKeys) * (d + 1) + kRows * kKeys);

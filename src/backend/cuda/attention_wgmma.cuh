@@ -6,11 +6,15 @@
 //   pass 2: s again; p = bf16(exp(s - m) * (1 / l)) in registers as wgmma's A operand; o += p V
 // One warpgroup serves 64 query rows of one head. q, keys and values sit in shared memory as [64][D]
 // tiles of 64-wide column blocks with 128-byte rows, swizzled, so q k^T reads q and k K-major and
-// p V reads the same value tile MN-major: nothing is transposed.
+// p V reads the same value tile MN-major: nothing is transposed. Key and value tiles come by TMA
+// (one thread asks, an mbarrier a buffer), the query tile by cp.async once.
+#include <cuda.h>
+
 #include <cstdint>
 
 #include "backend/cuda/attention_causal.cuh"
 #include "backend/cuda/device_math.cuh"
+#include "backend/cuda/tma.cuh"
 #include "backend/cuda/wgmma.cuh"
 
 namespace tf::cuda::attention_wgmma {
@@ -22,7 +26,33 @@ constexpr int kTileElems = kRows * D;  // one [64][D] tile: D / 64 column blocks
 
 template <int D>
 constexpr size_t smem_bytes() {
-  return sizeof(uint16_t) * 3 * size_t(kTileElems<D>) + 1024;  // + alignment to the swizzle's 1024 bytes
+  // three tiles, two mbarriers, and alignment to the swizzle's 1024 bytes
+  return sizeof(uint16_t) * 3 * size_t(kTileElems<D>) + 2 * sizeof(uint64_t) + 1024;
+}
+
+// Rows [first, first + 64) of head `head` of a [tokens, heads, D] tensor (map: dims {D, heads,
+// tokens}, boxes {64, 1, 64}) into a swizzled tile, completing on `bar`; rows past the tensor read as
+// zeros. Thread 0 asks; every thread waits on the barrier's phase before reading.
+template <int D>
+__device__ __forceinline__ void tma_tile(uint16_t* dst, const CUtensorMap* map, uint64_t* bar, int head, int64_t first) {
+  if (threadIdx.x != 0) return;
+  mbarrier_arrive_expect_tx(bar, uint32_t(sizeof(uint16_t) * kTileElems<D>));
+#pragma unroll
+  for (int cb = 0; cb < D / 64; ++cb) tma_load_3d(dst + cb * (kRows * 64), map, bar, 64 * cb, head, int(first));
+}
+
+// Zeros rows [from, 64) of a swizzled tile (a row keeps its 128 bytes in each column block), then
+// publishes them to the tensor cores: past a sequence's last key a value row must add nothing, even
+// when the row TMA brought (the next sequence's) is not finite.
+template <int D>
+__device__ __forceinline__ void zero_rows_from(uint16_t* tile, int from) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks a row
+  for (int e = threadIdx.x; e < (kRows - from) * kChunks; e += kThreads) {
+    const int r = from + e / kChunks, c = e % kChunks;
+    *reinterpret_cast<uint4*>(tile + (c / 8) * (kRows * 64) + r * 64 + (c % 8) * 8) = make_uint4(0, 0, 0, 0);
+  }
+  fence_shared_for_async_proxy();
+  __syncthreads();
 }
 
 // rows [first, first + 64) of a [tokens, heads, D] tensor's head into a swizzled tile: 16-byte chunk c of
@@ -71,15 +101,21 @@ __device__ __forceinline__ void publish_tiles() {
 // grid: (64-row query tiles of the longest sequence, query heads, sequences); the last tiles (the
 // most keys) are started first.
 template <int D>
-__global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* q, const uint16_t* k, const uint16_t* v,
-                                                                float scale, SeqTable seqs, uint16_t* o, int Hq,
-                                                                int Hkv) {
+__global__ void __launch_bounds__(kThreads, 2)
+    attention_kernel(const uint16_t* q, const __grid_constant__ CUtensorMap kmap, const __grid_constant__ CUtensorMap vmap,
+                     float scale, SeqTable seqs, uint16_t* o, int Hq, int Hkv) {
   static_assert(D == 64 || D == 128 || D == 256, "head dims of whole 128-wide halves, or 64");
   constexpr int kN = D < 128 ? D : 128;  // output dims per p V instruction
   constexpr int kHalves = D / kN;
   extern __shared__ uint8_t raw[];
   uint16_t* qs = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
   auto buf = [&](int i) { return qs + (1 + i) * kTileElems<D>; };
+  uint64_t* bar = reinterpret_cast<uint64_t*>(qs + 3 * kTileElems<D>);  // bar[i] paces buf(i)
+  uint32_t phases = 0;  // bit i: the parity bar[i] completes next
+  auto wait_buf = [&](int i) {
+    mbarrier_wait(&bar[i], (phases >> i) & 1);
+    phases ^= 1u << i;
+  };
   const int h = blockIdx.y, hk = h / (Hq / Hkv);
   attention_causal::QueryTile qt;
   if (!attention_causal::query_tile<kRows, kKeys>(seqs, qt)) return;
@@ -88,12 +124,18 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   // this thread's two rows, as positions in the sequence (causal limit)
   const int pr0 = static_cast<int>(row0 - start) + warp * 16 + lane / 4, pr1 = pr0 + 8;
-  const uint16_t* kh = k + int64_t(hk) * D;
-  const uint16_t* vh = v + int64_t(hk) * D;
-  const int64_t kv_stride = int64_t(Hkv) * D, kv_end = start + n_keys;
+  const int64_t kv_end = start + n_keys;
+  if (threadIdx.x == 0) {
+    mbarrier_init(&bar[0], 1);
+    mbarrier_init(&bar[1], 1);
+    mbarrier_init_fence();
+  }
+  __syncthreads();
 
   load_tile<D>(qs, q + int64_t(h) * D, row0, end, int64_t(Hq) * D);
-  load_tile<D>(buf(0), kh, start, kv_end, kv_stride);
+  tma_tile<D>(buf(0), &kmap, &bar[0], hk, start);
+  cp_async_wait<0>();
+  publish_tiles();  // the query tile, for every warp
 
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
   float s[32];
@@ -111,10 +153,8 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
 
   for (int t = 0; t < tiles; ++t) {
     const int j0 = t * kKeys;
-    if (t + 1 < tiles) load_tile<D>(buf((t + 1) & 1), kh, start + j0 + kKeys, kv_end, kv_stride);
-    else cp_async_commit();
-    cp_async_wait<1>();
-    publish_tiles();
+    if (t + 1 < tiles) tma_tile<D>(buf((t + 1) & 1), &kmap, &bar[(t + 1) & 1], hk, start + j0 + kKeys);
+    wait_buf(t & 1);  // keys past kv_end are masked below whatever they hold
     tile_dots<D>(qs, buf(t & 1), s);
     scores(j0);
     // this thread's running (m, l) per row, rescaled once a tile; masked scores add exp(-inf) = 0
@@ -141,16 +181,14 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
     for (int i = 0; i < kN / 2; ++i) oacc[hf][i] = 0.0f;
   uint16_t* ks = buf(0);
   uint16_t* vs = buf(1);
-  load_tile<D>(ks, kh, start, kv_end, kv_stride);
-  load_tile<D>(vs, vh, start, kv_end, kv_stride);
+  tma_tile<D>(ks, &kmap, &bar[0], hk, start);
+  tma_tile<D>(vs, &vmap, &bar[1], hk, start);
   for (int t = 0; t < tiles; ++t) {
     const int j0 = t * kKeys;
-    cp_async_wait<1>();  // keys of tile t (its values may still be in flight)
-    publish_tiles();
+    wait_buf(0);  // keys of tile t (its values may still be in flight)
     tile_dots<D>(qs, ks, s);
     __syncthreads();
-    if (t + 1 < tiles) load_tile<D>(ks, kh, start + j0 + kKeys, kv_end, kv_stride);
-    else cp_async_commit();
+    if (t + 1 < tiles) tma_tile<D>(ks, &kmap, &bar[0], hk, start + j0 + kKeys);
     scores(j0);
     uint32_t pa[4][4];  // p as the A operand, 16 keys per step
 #pragma unroll
@@ -167,8 +205,8 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
           }
           pa[kk][half * 2 + rr] = pack_bf16(p[0], p[1]);
         }
-    cp_async_wait<1>();  // values of tile t (the next keys may still be in flight)
-    publish_tiles();
+    wait_buf(1);  // values of tile t (the next keys may still be in flight)
+    if (start + j0 + kKeys > kv_end) zero_rows_from<D>(vs, static_cast<int>(kv_end - start - j0));
 #pragma unroll
     for (int hf = 0; hf < kHalves; ++hf) wgmma_fence_registers(oacc[hf]);
     wgmma_fence();
@@ -183,8 +221,7 @@ __global__ void __launch_bounds__(kThreads, 2) attention_kernel(const uint16_t* 
 #pragma unroll
     for (int hf = 0; hf < kHalves; ++hf) wgmma_fence_registers(oacc[hf]);
     __syncthreads();
-    if (t + 1 < tiles) load_tile<D>(vs, vh, start + j0 + kKeys, kv_end, kv_stride);
-    else cp_async_commit();
+    if (t + 1 < tiles) tma_tile<D>(vs, &vmap, &bar[1], hk, start + j0 + kKeys);
   }
   const int64_t t0 = row0 + warp * 16 + lane / 4;
 #pragma unroll
