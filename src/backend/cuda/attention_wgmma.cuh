@@ -20,6 +20,7 @@
 namespace tf::cuda::attention_wgmma {
 
 constexpr int kRows = 64, kKeys = 64, kThreads = 128;
+static_assert(kRows == kKeys, "a key or value tile fills a [64][D] tile as the query tile does");
 
 template <int D>
 constexpr int kTileElems = kRows * D;  // one [64][D] tile: D / 64 column blocks of [64][64]
