@@ -1,7 +1,7 @@
 // The chunked gated delta rule on CUDA: against a float64 recurrence computed here, within the
 // contract's allowance for the fp32 recurrence, byte-identical repeats, the dispatch between the
 // two forms (by a sequence's own length; TF_DELTA_RULE=recurrent or chunked) and refused geometry;
-// and the recurrent form's packed prompts at the released heads.
+// and the recurrent form's packed prompts at the released heads and its every key head dim.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -189,6 +189,20 @@ TEST(CudaDeltaRecurrent, PackedPromptsGiveTheirBytesAlone) {
   setenv("TF_RECURRENCE_LAYOUT", "32x2", 1);
   EXPECT_THROW(run_gpu(packed, false), Error);
   unsetenv("TF_RECURRENCE_LAYOUT");
+}
+
+// The recurrent form at every key head dim its kernels cover, whole row groups or not (rows past dk
+// must read as zeros, not as the staged q row after them), within the contract's allowance.
+TEST(CudaDeltaRecurrent, EveryKeyHeadDimWithinTheContract) {
+  TF_REQUIRE_CUDA_GPU();
+  setenv("TF_DELTA_RULE", "recurrent", 1);
+  const contract::KernelContract& model = contract::registered_kernel("gated_delta_rule");
+  for (int64_t dk : {5, 8, 20, 32, 48, 64, 100, 128, 160, 256}) {
+    Case c = make(40 + uint64_t(dk), {2, dk, 4, 24, {0, 19, 30}});
+    contract::Comparison cmp = contract::compare({run_gpu(c, false)}, model.reference(c), contract::Poison::QuietNaN);
+    EXPECT_TRUE(cmp.ok()) << "dk " << dk << ": " << cmp.describe();
+  }
+  unsetenv("TF_DELTA_RULE");
 }
 
 TEST(CudaDeltaChunked, RefusesHeadDimsPast128ByName) {

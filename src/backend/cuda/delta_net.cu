@@ -59,8 +59,9 @@ constexpr int kBuffers = 3;
 __host__ __device__ constexpr int staged_floats(int dk, int cols) { return kChunk * (2 * dk + cols + 2); }
 
 // R rows of a staged k or q row from p, this lane's row group's first (row `first`), zeros past dk.
-// FULL: dk == 8 R is known when compiling, so the vector reads need no branch.
-template <int R, bool FULL>
+// FULL: dk == G R is known when compiling, so the vector reads need no branch; otherwise they serve
+// a dk of exactly G R, which every row group reads whole.
+template <int R, int G, bool FULL>
 __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, float (&x)[R]) {
   auto vector_reads = [&] {  // every row real
 #pragma unroll
@@ -74,7 +75,7 @@ __device__ __forceinline__ void staged_rows(const float* p, int first, int dk, f
     vector_reads();
   } else {
     if constexpr (R % 4 == 0) {
-      if (dk == 8 * R) return vector_reads();
+      if (dk == G * R) return vector_reads();
     }
 #pragma unroll
     for (int r = 0; r < R; ++r) x[r] = first + r < dk ? p[r] : 0.0f;
@@ -174,7 +175,7 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
 #pragma unroll
       for (int j = 0; j < C; ++j) S[j][r] = 0.0f;
     }
-    staged_rows<R, FULL>(staged + gi * R, gi * R, dk, kr);
+    staged_rows<R, G, FULL>(staged + gi * R, gi * R, dk, kr);
     // P = S_{t-2}^T k_t (per column), kappa = k_{t-1} . k_t, d_{t-1}, e_{t-1} = exp(g_{t-1}): all zero
     // before the first token (S starts at zero)
     float P[C], dprev[C], kappa = 0.0f, eprev = 0.0f;
@@ -222,8 +223,8 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
       const float* vp = cur + v_at + i * kCols + C * group;
       const float b = cur[beta_at + i], gt = cur[g_at + i];
       const float* kn_at = i + 1 < n ? qp + dk : ck.tail_k;
-      staged_rows<R, FULL>(qp, gi * R, dk, qnew);
-      staged_rows<R, FULL>(kn_at, gi * R, dk, knext);
+      staged_rows<R, G, FULL>(qp, gi * R, dk, qnew);
+      staged_rows<R, G, FULL>(kn_at, gi * R, dk, knext);
       // on S_{t-1}, before this token's update: S_{t-1}^T k_{t+1}, token t - 1's output, k_t . k_{t+1}
       float sums[2 * C + 1];
 #pragma unroll
