@@ -205,6 +205,34 @@ TEST(CudaDeltaRecurrent, EveryKeyHeadDimWithinTheContract) {
   unsetenv("TF_DELTA_RULE");
 }
 
+// The recurrent form at the released key head dim around every edge of its eight-token staging
+// chunks, packed, with weak, typical and strong decays: within the contract's allowance for the
+// fp32 recurrence and close to the float64 recurrence, each prompt's bytes its own.
+TEST(CudaDeltaRecurrent, WithinTheContractAtEveryStagingChunkEdge) {
+  TF_REQUIRE_CUDA_GPU();
+  unsetenv("TF_DELTA_RULE");
+  unsetenv("TF_RECURRENCE_LAYOUT");
+  const contract::KernelContract& model = contract::registered_kernel("gated_delta_rule");
+  const SeqOffsets offs = {0, 1, 8, 16, 25, 40, 56, 73, 148, 275};  // 1, 7, 8, 9, 15, 16, 17, 75, 127 tokens
+  for (float decay_scale : {1.0f, 8.0f, 0.01f}) {
+    Case c = make(60, {2, 128, 4, 128, offs});
+    for (int64_t i = 0; i < c.inputs[4].numel(); ++i) c.inputs[4].ptr<float>()[i] *= decay_scale;
+    Tensor o = run_gpu(c, false);
+    contract::Comparison cmp = contract::compare({o}, model.reference(c), contract::Poison::QuietNaN);
+    EXPECT_TRUE(cmp.ok()) << "decays x " << decay_scale << ": " << cmp.describe();
+    std::vector<double> ref = recurrence_f64(c), got = contract::values_of(o);
+    double worst = 0;
+    for (size_t i = 0; i < ref.size(); ++i)
+      worst = std::fmax(worst, std::fabs(got[i] - ref[i]) / (std::fabs(ref[i]) * 0x1p-8 + 1e-5));
+    EXPECT_LE(worst, 1.0) << "decays x " << decay_scale;
+    Case alone = c;
+    for (Tensor& t : alone.inputs) t = t.rows(offs[7], offs[8]);
+    alone.outputs = {empty(DType::BF16, {offs[8] - offs[7], 4, 128})};
+    EXPECT_TRUE(same_bytes(o.rows(offs[7], offs[8]), run_gpu(alone, false, {0, offs[8] - offs[7]})))
+        << "the 75-token prompt alone, decays x " << decay_scale;
+  }
+}
+
 TEST(CudaDeltaChunked, RefusesHeadDimsPast128ByName) {
   TF_REQUIRE_CUDA_GPU();
   Case c = make(15, {1, 160, 1, 16, {0, 70}});
