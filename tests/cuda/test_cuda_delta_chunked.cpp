@@ -1,7 +1,8 @@
 // The chunked gated delta rule on CUDA: against a float64 recurrence computed here, within the
 // contract's allowance for the fp32 recurrence, byte-identical repeats, the dispatch between the
 // two forms (by a sequence's own length; TF_DELTA_RULE=recurrent or chunked) and refused geometry;
-// and the recurrent form's packed prompts at the released heads and its every key head dim.
+// and the recurrent form's packed prompts at the released heads, its every key head dim and the
+// edges of its staging chunks.
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +80,16 @@ std::vector<double> recurrence_f64(const Case& c) {
   return y;
 }
 
+// The worst output's distance from the float64 recurrence, in units of half a bf16 step of the
+// reference plus an fp32 working error well below that: 1 or less passes.
+double worst_against_float64(const Case& c, const Tensor& o) {
+  std::vector<double> ref = recurrence_f64(c), got = contract::values_of(o);
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i)
+    worst = std::fmax(worst, std::fabs(got[i] - ref[i]) / (std::fabs(ref[i]) * 0x1p-8 + 1e-5));
+  return worst;
+}
+
 bool same_bytes(const Tensor& a, const Tensor& b) {
   return a.nbytes() == b.nbytes() && std::memcmp(a.data, b.data, a.nbytes()) == 0;
 }
@@ -98,15 +109,7 @@ TEST(CudaDeltaChunked, MatchesFloat64Recurrence) {
   TF_REQUIRE_CUDA_GPU();
   for (const Geometry& g : geometries()) {
     Case c = make(11, g);
-    Tensor o = run_gpu(c, true);
-    std::vector<double> ref = recurrence_f64(c), got = contract::values_of(o);
-    double worst = 0;
-    for (size_t i = 0; i < ref.size(); ++i) {
-      // bf16 output: half a step of rounding, plus fp32 working error well below that
-      const double tol = std::fabs(ref[i]) * 0x1p-8 + 1e-5;
-      worst = std::fmax(worst, std::fabs(got[i] - ref[i]) / tol);
-    }
-    EXPECT_LE(worst, 1.0) << c.label;
+    EXPECT_LE(worst_against_float64(c, run_gpu(c, true)), 1.0) << c.label;
   }
 }
 
@@ -220,11 +223,7 @@ TEST(CudaDeltaRecurrent, WithinTheContractAtEveryStagingChunkEdge) {
     Tensor o = run_gpu(c, false);
     contract::Comparison cmp = contract::compare({o}, model.reference(c), contract::Poison::QuietNaN);
     EXPECT_TRUE(cmp.ok()) << "decays x " << decay_scale << ": " << cmp.describe();
-    std::vector<double> ref = recurrence_f64(c), got = contract::values_of(o);
-    double worst = 0;
-    for (size_t i = 0; i < ref.size(); ++i)
-      worst = std::fmax(worst, std::fabs(got[i] - ref[i]) / (std::fabs(ref[i]) * 0x1p-8 + 1e-5));
-    EXPECT_LE(worst, 1.0) << "decays x " << decay_scale;
+    EXPECT_LE(worst_against_float64(c, o), 1.0) << "decays x " << decay_scale;
     Case alone = c;
     for (Tensor& t : alone.inputs) t = t.rows(offs[7], offs[8]);
     alone.outputs = {empty(DType::BF16, {offs[8] - offs[7], 4, 128})};
