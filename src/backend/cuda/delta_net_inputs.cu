@@ -83,6 +83,7 @@ struct ConvOutput {
     return (reinterpret_cast<uintptr_t>(mixed + t * width + c) & 15) == 0;
   }
   __device__ void at8(int64_t t, int64_t, int64_t c, float (&x)[8]) const { ld_bf16x<8>(mixed + t * width + c, x); }
+  __device__ void prefetch_weights(int64_t, int64_t) const {}
 };
 
 // The prep's input computed where it is read: the conv + SiLU of the in-projection's rows, rounded
@@ -102,6 +103,11 @@ struct ConvOnRead {
     return round_bf16(y[0]);
   }
   __device__ bool rows8(int64_t, int64_t c) const { return kK == 4 && c % 8 == 0; }
+  // channels [c, c + n)'s taps into L1: they do not depend on the product this prep waits for
+  __device__ void prefetch_weights(int64_t c, int64_t n) const {
+    for (int64_t b = (c * K * 2) & ~int64_t(127); b < (c + n) * K * 2; b += 128)
+      asm volatile("prefetch.global.L1 [%0];" ::"l"(reinterpret_cast<const char*>(w) + b));
+  }
   __device__ void at8(int64_t t, int64_t start, int64_t c, float (&y)[8]) const {
     conv_silu<8, kK>(x, w, t, start, width, c, K, y);
 #pragma unroll
@@ -119,12 +125,15 @@ __global__ void delta_net_prep_kernel(Source in, const uint16_t* __restrict__ b,
                                       bool dt_f32, float* __restrict__ q, float* __restrict__ k,
                                       float* __restrict__ v, float* __restrict__ beta, float* __restrict__ g, int Hk,
                                       int dk, int Hv, int dv, float q_scale) {
-  wait_for_prerequisite_grid();  // launched as a dependent, it may start before the product it reads ends
-  const int64_t t = blockIdx.x, start = in.start(t);
   const int key_dim = Hk * dk;
   const int lane = threadIdx.x % 32, warps = blockDim.x / 32 * gridDim.y;
   const int warp = blockIdx.y * (blockDim.x / 32) + threadIdx.x / 32;       // among the token's blocks
   const int thread = blockIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * gridDim.y;
+  // the first head row's and v piece's conv taps, asked for while the product before still runs
+  if (warp < 2 * Hk && lane == 0) in.prefetch_weights((warp >= Hk ? key_dim : 0) + int64_t(warp % Hk) * dk, dk);
+  if (thread * 8 < Hv * dv) in.prefetch_weights(2 * int64_t(key_dim) + thread * 8, 8);
+  wait_for_prerequisite_grid();  // launched as a dependent, it may start before the product it reads ends
+  const int64_t t = blockIdx.x, start = in.start(t);
   for (int hr = warp; hr < 2 * Hk; hr += warps) {
     const bool is_k = hr >= Hk;
     const int head = is_k ? hr - Hk : hr;
