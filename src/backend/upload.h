@@ -18,5 +18,8 @@ struct UploadReport {
 // Each tensor is replaced in place by its copy on `d` (nothing happens for Device::CPU).
 // `what` names the load in the progress and summary lines ("text encoder weights").
 UploadReport upload_tensors(const std::vector<Tensor*>& tensors, Device d, const std::string& what);
+// The same, each group's copies in one allocation in the group's order (256-byte aligned), so a
+// kernel may read neighbours through one tensor map.
+UploadReport upload_tensors(const std::vector<std::vector<Tensor*>>& groups, Device d, const std::string& what);
 
 }  // namespace tf

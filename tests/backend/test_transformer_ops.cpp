@@ -14,6 +14,7 @@
 #include "backend/embedding.h"
 #include "backend/gated_delta_rule.h"
 #include "backend/linear.h"
+#include "backend/linear_silu_gated_product.h"
 #include "backend/residual_add.h"
 #include "backend/rms_norm_gated.h"
 #include "backend/rms_norm_zero_centred.h"
@@ -220,6 +221,31 @@ TEST(ElementWise, GatedProductsRoundTwice) {
     double ref2 = at(u, i) * rb(sigmoid(at(g, i)));
     EXPECT_LE(std::fabs(at(z, i) - ref2), ulp_bf16(ref2) * 0.5 + 1e-30);
   }
+}
+
+// The MLP's products and gated product in one op give the three steps' bytes; its errors name it.
+TEST(Linear, SiluGatedProductOfTwoProductsGivesTheStepsBytes) {
+  Tensor x = random_bf16({7, 96}, 41), wg = random_bf16({33, 96}, 42, 0.3f), wu = random_bf16({33, 96}, 43, 0.3f);
+  Tensor y = empty(DType::BF16, {7, 33}), gate = empty(DType::BF16, {7, 33}), up = empty(DType::BF16, {7, 33}),
+         y2 = empty(DType::BF16, {7, 33});
+  linear_silu_gated_product(x, wg, wu, y);
+  linear(x, wg, gate);
+  linear(x, wu, up);
+  silu_gated_product(gate, up, y2);
+  EXPECT_TRUE(same_bytes(y, y2));
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Tensor bad_up = random_bf16({32, 96}, 44), bad_y = empty(DType::BF16, {7, 32});
+  const std::string up_msg = message([&] { linear_silu_gated_product(x, wg, bad_up, y); });
+  const std::string y_msg = message([&] { linear_silu_gated_product(x, wg, wu, bad_y); });
+  EXPECT_NE(up_msg.find("linear_silu_gated_product: w_up is"), std::string::npos) << up_msg;
+  EXPECT_NE(y_msg.find("linear_silu_gated_product: y is"), std::string::npos) << y_msg;
 }
 
 TEST(ElementWise, EmbeddingAndSplit) {

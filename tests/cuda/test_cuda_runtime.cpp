@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backend/silu_gated_product.h"
 #include "backend/upload.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
@@ -166,8 +167,7 @@ TEST(CudaRuntime, UploadMatchesHostBytes) {
   // sizes around the staging chunk so partial chunks and many chunks are both exercised
   std::vector<Tensor> host = {random_bf16({3, 5}, 2), random_bf16({9000, 4096}, 3), random_bf16({1, 4097}, 4)};
   std::vector<Tensor> dev = host;
-  std::vector<Tensor*> ptrs;
-  for (Tensor& t : dev) ptrs.push_back(&t);
+  std::vector<std::vector<Tensor*>> ptrs{{&dev[0], &dev[1]}, {&dev[2]}};  // the first two in one allocation
   UploadReport r = upload_tensors(ptrs, Device::CUDA, "test weights");
   size_t total = 0;
   for (size_t i = 0; i < host.size(); ++i) {
@@ -175,6 +175,10 @@ TEST(CudaRuntime, UploadMatchesHostBytes) {
     Tensor back = to_device(dev[i], Device::CPU);
     EXPECT_EQ(0, std::memcmp(back.data, host[i].data, host[i].nbytes())) << "tensor " << i;
     total += host[i].nbytes();
+    // a group in one allocation in its order, so a kernel may read neighbours through one tensor map
+    if (i == 1) {
+      EXPECT_EQ(static_cast<char*>(dev[i].data) - static_cast<char*>(dev[i - 1].data), (host[i - 1].nbytes() + 255) / 256 * 256) << "tensor " << i;
+    }
   }
   EXPECT_EQ(r.bytes, total);
 }
@@ -312,6 +316,40 @@ TEST(CudaGemm, TileHeightsGiveTheSameBytes) {
       EXPECT_EQ(0, std::memcmp(y.data, y256.data, y.nbytes())) << "k " << k << ", " << tile << "-row tiles";
     }
   }
+#endif
+}
+
+// The MLP's gated launch (gate and up adjacent, up after gate) gives the bytes of the two products
+// then the elementwise kernel: 256- and 192-row tiles, a partial last tile, one row and 128, the
+// released geometry; and it declines, launching nothing, where its map or its epilogue cannot work.
+TEST(CudaGemm, SiluGatedLaunchGivesTheStepsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  struct Geometry {
+    int64_t m, k, n;
+  };
+  for (Geometry G : {Geometry{75, 256, 384}, Geometry{1, 256, 200}, Geometry{128, 256, 96}, Geometry{75, 4096, 12288},
+                     Geometry{10, 4096, 12288}, Geometry{85, 4096, 12288}}) {
+    Tensor x = to_device(random_bf16({G.m, G.k}, 70), Device::CUDA);
+    Tensor both = to_device(random_bf16({2 * G.n, G.k}, 71, 0.05f), Device::CUDA);
+    Tensor wg = both.rows(0, G.n), wu = both.rows(G.n, 2 * G.n);
+    Tensor y = empty(DType::BF16, {G.m, G.n}, Device::CUDA), gate = empty(DType::BF16, {G.m, G.n}, Device::CUDA),
+           up = empty(DType::BF16, {G.m, G.n}, Device::CUDA), y2 = empty(DType::BF16, {G.m, G.n}, Device::CUDA);
+    ASSERT_TRUE(cuda::gemm_streaming_silu_gated(x.data, G.m, G.k, wg.data, wu.data, G.n, y.data)) << "n " << G.n;
+    const cuda::StreamingWeight ws[2] = {{wg.data, gate.data, G.n}, {wu.data, up.data, G.n}};
+    cuda::gemm_bf16_xwt_group(x.data, G.m, G.k, ws);
+    silu_gated_product(gate, up, y2);
+    Tensor a = to_device(y, Device::CPU), b = to_device(y2, Device::CPU);
+    EXPECT_EQ(0, std::memcmp(a.data, b.data, a.nbytes())) << "m " << G.m << " k " << G.k << " n " << G.n;
+  }
+  Tensor x = to_device(random_bf16({75, 4096}, 72), Device::CUDA);
+  Tensor both = to_device(random_bf16({2 * 1536, 4096}, 73, 0.05f), Device::CUDA);
+  Tensor y = empty(DType::BF16, {75, 1536}, Device::CUDA);
+  const void *lo = both.data, *hi = both.rows(1536, 3072).data;
+  EXPECT_FALSE(cuda::gemm_streaming_silu_gated(x.data, 75, 4096, hi, lo, 1536, y.data)) << "up before gate";
+  EXPECT_FALSE(cuda::gemm_streaming_silu_gated(x.data, 75, 4096, lo, hi, 1532, y.data)) << "n not in eights";
+  EXPECT_FALSE(cuda::gemm_streaming_silu_gated(x.data, 75, 4096, lo, hi, 1536, y.data)) << "k shares";
+  EXPECT_FALSE(cuda::gemm_streaming_silu_gated(x.data, 129, 4096, lo, hi, 1536, y.data)) << "rows";
 #endif
 }
 

@@ -309,4 +309,11 @@ void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {
   for (const LinearPart& p : parts) cpu::linear(x, *p.w, *p.y);
 }
 
+void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y) {
+  Tensor gate = empty(DType::BF16, y.shape, Device::CPU), up = empty(DType::BF16, y.shape, Device::CPU);
+  cpu::linear(x, w_gate, gate);
+  cpu::linear(x, w_up, up);
+  cpu::silu_gated_product(gate, up, y);
+}
+
 }  // namespace tf::cpu

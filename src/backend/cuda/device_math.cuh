@@ -67,6 +67,8 @@ inline bool bf16x8_ok(int64_t n, std::initializer_list<const void*> ptrs) {
 
 // torch's fp32 silu and sigmoid: x / (1 + exp(-x)), 1 / (1 + exp(-x)) (IEEE division).
 __device__ __forceinline__ float silu32(float x) { return __fdiv_rn(x, __fadd_rn(1.0f, expf(-x))); }
+// The MLP's gated product of bf16 values: bf16(silu(g)) * u (the caller rounds it).
+__device__ __forceinline__ float silu_gated(float g, float u) { return round_bf16(silu32(g)) * u; }
 __device__ __forceinline__ float sigmoid32(float x) { return __fdiv_rn(1.0f, __fadd_rn(1.0f, expf(-x))); }
 
 // A weight vector stored BF16 or F32.

@@ -64,7 +64,7 @@ struct Add {
   __device__ float operator()(float h, float d) const { return h + d; }
 };
 struct SiluGatedProduct {  // bf16(silu(g)) * u
-  __device__ float operator()(float g, float u) const { return round_bf16(silu32(g)) * u; }
+  __device__ float operator()(float g, float u) const { return silu_gated(g, u); }
 };
 struct SigmoidGate {  // x * bf16(sigmoid(g))
   __device__ float operator()(float x, float g) const { return x * round_bf16(sigmoid32(g)); }

@@ -48,6 +48,14 @@ int streaming_splits(int64_t k, int tiles);
 int streaming_share_count(int64_t k, int64_t n);
 void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, int64_t n, float* shares);
 
+// y[m, n] = bf16(bf16(silu(bf16(x . w_gate^T))) * bf16(x . w_up^T)): the MLP's two products and
+// their gated product in one streaming launch whose tiles alternate 8 rows of each weight, so the
+// bytes are those of the two products then silu_gated_product. False, with nothing launched, where
+// the geometry is outside the kernel's, n is not a multiple of 8, w_up does not lie after w_gate
+// (one tensor map spans both), or the tiles would need k shares.
+bool gemm_streaming_silu_gated(const void* x, int64_t m, int64_t k, const void* w_gate, const void* w_up, int64_t n,
+                               void* y);
+
 // TF_GEMM=cublaslt: cuBLASLt for every row count (read once), the comparison the benchmarks print.
 bool gemm_cublaslt_forced();
 void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);

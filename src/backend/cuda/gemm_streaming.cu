@@ -9,6 +9,9 @@
 // A tile's k shares are one thread-block cluster; their fp32 partials are added in share order
 // through distributed shared memory, each block adding a slice of the tile; or (gemm_streaming_shares)
 // each share's sums go to global memory as they are, no cluster, for the product's reader to add.
+// The gated launch (gemm_streaming_silu_gated) reads gate and up through one 4-D map whose boxes
+// alternate 8 rows of each, so every thread's accumulators hold a gate value and its up value and
+// the epilogue writes bf16(bf16(silu(gate)) * up) without storing either.
 // The weights are asked evict-first: read once a forward, they must not push x out of L2.
 // A row's sums depend on neither the row count nor the other rows, so a prompt packed with its
 // negative gets its own bytes, and every run the same.
@@ -66,8 +69,8 @@ namespace cg = cooperative_groups;
 enum class L2Hints : int { none, weights_first };
 
 struct Segment {
-  uint16_t* y;  // [m, n]
-  int n, first_block;
+  uint16_t* y;  // [m, n]; the gated launch's [m, n / 2]
+  int n, first_block;  // n: weight rows (the gated launch's gate and up rows together)
 };
 
 struct Group {
@@ -119,8 +122,33 @@ __device__ __forceinline__ void add_partials(cg::cluster_group& cluster, float* 
   }
 }
 
-// N8: 8-row tiles of x (m <= 8 N8), the products' N in eights.
-template <int N8, int BN>
+// The gated launch's output from its tile in bf16 ([8 N8][pitch], the tile's weight rows as
+// columns): columns 16 i .. 16 i + 7 are gate features f0 + 8 i .. + 7 and columns 16 i + 8 ..
+// 16 i + 15 their up features, so each 16-byte piece of y is bf16(bf16(silu(gate)) * up) of two
+// 16-byte pieces of the tile.
+template <int BN>
+__device__ __forceinline__ void store_gated_tile(const uint16_t* tile, int pitch, int m, const Segment& seg, int f0) {
+  constexpr int kPieces = BN / 16, kBlockThreads = block_threads(BN);
+  const int n = seg.n / 2;                                            // y's columns, a multiple of 8
+  const bool whole = (reinterpret_cast<uintptr_t>(seg.y) & 15) == 0;
+  for (int p = threadIdx.x; p < m * kPieces; p += kBlockThreads) {
+    const int row = p / kPieces, i = p % kPieces;
+    if (f0 + 8 * i >= n) continue;
+    float gate[8], up[8];
+    ld_bf16x<8>(tile + row * pitch + 16 * i, gate);
+    ld_bf16x<8>(tile + row * pitch + 16 * i + 8, up);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) gate[e] = silu_gated(gate[e], up[e]);
+    uint16_t* dst = seg.y + int64_t(row) * n + f0 + 8 * i;
+    if (whole) st_bf16x<8>(dst, gate);
+    else
+      for (int e = 0; e < 8; ++e) dst[e] = st_bf16(gate[e]);
+  }
+}
+
+// N8: 8-row tiles of x (m <= 8 N8), the products' N in eights. Gated: w_map[0] is gate and up as
+// [n / 8][2][8][k], and y [m, n] = bf16(bf16(silu(gate)) * up).
+template <int N8, int BN, bool Gated>
 __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const __grid_constant__ Group g) {
   extern __shared__ unsigned char smem_raw[];  // kStages x ([BN][BK] w, [8 N8][BK] x), 1024-aligned
   constexpr int kStageElems = (BN + 8 * N8) * BK, kStages = stages_for(N8, BN);
@@ -140,7 +168,12 @@ __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const
   const uint64_t w_policy = l2_policy_evict_first();
   auto load_w = [&](int st, int step) {  // one thread; rows past n or m land as zeros
     mbarrier_arrive_expect_tx(&full[st], uint32_t(kStageElems * 2));
-    if (g.hints == L2Hints::weights_first)
+    if constexpr (Gated) {  // BN / 16 groups of 8 gate rows then their 8 up rows
+      if (g.hints == L2Hints::weights_first)
+        tma_load_4d_hinted(stage_w(st), &g.w_map[0], &full[st], kbeg + step * BK, 0, 0, n0 / 16, w_policy);
+      else
+        tma_load_4d(stage_w(st), &g.w_map[0], &full[st], kbeg + step * BK, 0, 0, n0 / 16);
+    } else if (g.hints == L2Hints::weights_first)
       tma_load_2d_hinted(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0, w_policy);
     else
       tma_load_2d(stage_w(st), &g.w_map[s], &full[st], kbeg + step * BK, n0);
@@ -208,6 +241,7 @@ __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const
     auto* tile = reinterpret_cast<uint16_t*>(smem);  // [8 N8][kTilePitch]
     for_each_value([&](int row, int col, float v) { tile[row * kTilePitch + col - n0] = st_bf16(v); });
     __syncthreads();
+    if constexpr (Gated) return store_gated_tile<BN>(tile, kTilePitch, g.m, seg, n0 / 2);
     const int cols = min(BN, seg.n - n0);
     const bool whole = seg.n % 8 == 0 && (reinterpret_cast<uintptr_t>(seg.y) & 15) == 0;
     for (int p = threadIdx.x; p < g.m * (BN / 8); p += kBlockThreads) {
@@ -296,25 +330,25 @@ cudaLaunchConfig_t launch_config(const void* kernel, size_t smem, int blocks, in
   return cfg;
 }
 
-template <int N8, int BN>
+template <int N8, int BN, bool Gated>
 void launch(const Group& g, int blocks) {
   cudaLaunchAttribute attr[2]{};
   // no cluster for shares: they are added by the product's consumer
-  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN>),
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<N8, BN, Gated>),
                                          smem_bytes(N8, BN), blocks, block_threads(BN), g.splits, !g.shares, attr);
-  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN>, g));
+  TF_CUDA(cudaLaunchKernelEx(&cfg, gemm_streaming_kernel<N8, BN, Gated>, g));
   mark_streaming_launch(true);
 }
 
 // The instantiation for n8 eight-row tiles of x, 1 .. 16, and tiles of bn weight rows.
-template <int N8 = 1>
+template <bool Gated = false, int N8 = 1>
 void launch_for(int n8, int bn, const Group& g, int blocks) {
   if constexpr (N8 < 16) {
-    if (n8 > N8) return launch_for<N8 + 1>(n8, bn, g, blocks);
+    if (n8 > N8) return launch_for<Gated, N8 + 1>(n8, bn, g, blocks);
   }
-  if (bn == 128) launch<N8, 128>(g, blocks);
-  else if (bn == 192) launch<N8, 192>(g, blocks);
-  else launch<N8, 256>(g, blocks);
+  if (bn == 128) launch<N8, 128, Gated>(g, blocks);
+  else if (bn == 192) launch<N8, 192, Gated>(g, blocks);
+  else launch<N8, 256, Gated>(g, blocks);
 }
 
 // Clusters of `splits` blocks that fit on the GPU at once, for every instantiation (both tile
@@ -329,11 +363,11 @@ int clusters_that_fit(int splits) {
     if (it != known.end()) return it->second;
   }
   cudaLaunchAttribute attr[2]{};
-  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16, 256>),
+  cudaLaunchConfig_t cfg = launch_config(reinterpret_cast<const void*>(gemm_streaming_kernel<16, 256, false>),
                                          smem_bytes(16, 256), splits * 16, block_threads(256), splits, true, attr);
   cfg.numAttrs = 1;  // the cluster alone
   int clusters = 0;
-  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16, 256>, &cfg));
+  TF_CUDA(cudaOccupancyMaxActiveClusters(&clusters, gemm_streaming_kernel<16, 256, false>, &cfg));
   std::lock_guard<std::mutex> l(mu);
   return known.emplace(splits, clusters).first->second;
 }
@@ -441,6 +475,26 @@ void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, i
   g.w_map[0] = weight_map(w, n, k, 128);
   g.seg[0] = Segment{nullptr, static_cast<int>(n), 0};
   launch_for(n8, 128, g, tiles_of(n, 128) * P);
+}
+
+bool gemm_streaming_silu_gated(const void* x, int64_t m, int64_t k, const void* w_gate, const void* w_up, int64_t n,
+                               void* y) {
+  const StreamingWeight ws[2] = {{w_gate, y, n}, {w_up, y, n}};
+  const auto a = reinterpret_cast<uintptr_t>(w_gate), b = reinterpret_cast<uintptr_t>(w_up);
+  // one map over both weights: up a whole positive number of 16-byte units after gate
+  if (!gemm_streaming_fits(m, k, x, ws) || n % 8 != 0 || b <= a || (b - a) % 16 != 0 || b - a >= (uint64_t(1) << 40))
+    return false;
+  const int bn = streaming_tile_rows(k, ws), tiles = tiles_of(2 * n, bn);
+  if (streaming_splits(k, tiles) != 1) return false;  // the epilogue needs both sums whole
+  const int n8 = x_tiles_of(m);
+  Group g = group_on(x, m, k, 1, n8);
+  g.count = 1;
+  const uint64_t dims[4] = {uint64_t(k), 8, 2, uint64_t(n / 8)}, strides[3] = {uint64_t(k) * 2, b - a, uint64_t(k) * 16};
+  const uint32_t box[4] = {uint32_t(BK), 8, 2, uint32_t(bn / 16)}, ones[4] = {1, 1, 1, 1};
+  g.w_map[0] = bf16_tensor_map("streaming gated product: gate and up", w_gate, 4, dims, strides, box, ones);
+  g.seg[0] = Segment{static_cast<uint16_t*>(y), static_cast<int>(2 * n), 0};
+  launch_for<true>(n8, bn, g, tiles);
+  return true;
 }
 
 void gemm_streaming(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws, int tile_rows) {

@@ -31,4 +31,18 @@ void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {
                         std::span(ws).subspan(i, std::min<size_t>(kMaxStreamingWeights, ws.size() - i)));
 }
 
+// One streaming launch where the kernel applies (its geometry, no k shares, not TF_GEMM=cublaslt,
+// not TF_GATED_IN_PRODUCT=off); else the two products and the elementwise kernel: the same bytes.
+void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y) {
+  static const bool fused = env_switch("TF_GATED_IN_PRODUCT", {"on", "off"}) == "on";
+  const int64_t n = x.dim(0), K = x.dim(1), N = w_gate.dim(0);
+  if (n == 0 || N == 0) return;
+  if (fused && !gemm_cublaslt_forced() && gemm_streaming_silu_gated(x.data, n, K, w_gate.data, w_up.data, N, y.data))
+    return;
+  Tensor gate = empty(DType::BF16, y.shape, Device::CUDA), up = empty(DType::BF16, y.shape, Device::CUDA);
+  const LinearPart parts[2] = {{&w_gate, &gate}, {&w_up, &up}};
+  linear_shared_input(x, parts);
+  silu_gated_product(gate, up, y);
+}
+
 }  // namespace tf::cuda

@@ -7,7 +7,7 @@
 
 namespace tf::cuda {
 
-// A bf16 tensor of `rank` (2 or 3) dimensions, innermost first: dims[i] elements, byte strides of
+// A bf16 tensor of `rank` (2 to 5) dimensions, innermost first: dims[i] elements, byte strides of
 // dims 1.. in strides[i - 1]. The box is box[i] elements (box[0] * 2 == 128 bytes: the 128-byte
 // swizzle wgmma reads), taken every element_strides[i]-th element; outside reads as zeros.
 // Throws tf::Error naming `what` if the driver refuses the geometry.

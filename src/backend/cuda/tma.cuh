@@ -57,6 +57,23 @@ __device__ __forceinline__ void tma_load_2d_hinted(void* dst, const CUtensorMap*
       "l"(map), "r"(shared_address(bar)), "r"(c0), "r"(c1), "l"(policy)
       : "memory");
 }
+// A 4-D box, plain and with an L2 policy.
+__device__ __forceinline__ void tma_load_4d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1, int c2,
+                                            int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], "
+      "[%2];\n" ::"r"(shared_address(dst)),
+      "l"(map), "r"(shared_address(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+      : "memory");
+}
+__device__ __forceinline__ void tma_load_4d_hinted(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1,
+                                                   int c2, int c3, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%3, %4, %5, %6}], [%2], %7;\n" ::"r"(shared_address(dst)),
+      "l"(map), "r"(shared_address(bar)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "l"(policy)
+      : "memory");
+}
 __device__ __forceinline__ uint64_t l2_policy_evict_first() {
   uint64_t p;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(p));

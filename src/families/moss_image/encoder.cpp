@@ -11,13 +11,13 @@
 #include "backend/embedding.h"
 #include "backend/gated_delta_rule.h"
 #include "backend/linear.h"
+#include "backend/linear_silu_gated_product.h"
 #include "backend/residual_add.h"
 #include "backend/rms_norm_gated.h"
 #include "backend/rms_norm_zero_centred.h"
 #include "backend/rope_partial.h"
 #include "backend/rope_tables.h"
 #include "backend/sigmoid_gate.h"
-#include "backend/silu_gated_product.h"
 #include "backend/split_query_gate.h"
 #include "core/error.h"
 
@@ -92,12 +92,9 @@ Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqO
 }
 
 Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
-  const int64_t T = x.dim(0);
-  Tensor gate = empty(DType::BF16, {T, config_.intermediate}, device_);
-  Tensor up = empty(DType::BF16, {T, config_.intermediate}, device_);
-  linear_shared_input(x, {{&w.gate_proj, &gate}, {&w.up_proj, &up}});
-  silu_gated_product(gate, up, gate);
-  return residual_product(gate, w.down_proj);
+  Tensor gated = empty(DType::BF16, {x.dim(0), config_.intermediate}, device_);
+  linear_silu_gated_product(x, w.gate_proj, w.up_proj, gated);
+  return residual_product(gated, w.down_proj);
 }
 
 Tensor Encoder::residual_product(const Tensor& x, const Tensor& w) const {

@@ -94,17 +94,18 @@ EncoderWeights load_encoder_weights(const std::string& dir, const EncoderConfig&
     w.layers.push_back(std::move(lw));
   }
   // Every tensor is checked before any is copied; on the CPU they stay views into the mapping.
-  std::vector<Tensor*> all{&w.embed_tokens, &w.norm};
+  // gate and up side by side, up after gate: the MLP's gated streaming launch reads both through one map
+  std::vector<std::vector<Tensor*>> all{{&w.embed_tokens}, {&w.norm}};
   for (LayerWeights& lw : w.layers) {
-    for (Tensor* t : {&lw.input_layernorm, &lw.post_attention_layernorm, &lw.gate_proj, &lw.up_proj, &lw.down_proj})
-      all.push_back(t);
+    for (Tensor* t : {&lw.input_layernorm, &lw.post_attention_layernorm, &lw.down_proj}) all.push_back({t});
+    all.push_back({&lw.gate_proj, &lw.up_proj});
     if (lw.full_attention)
       for (Tensor* t : {&lw.attn.q_proj, &lw.attn.k_proj, &lw.attn.v_proj, &lw.attn.q_norm, &lw.attn.k_norm, &lw.attn.o_proj})
-        all.push_back(t);
+        all.push_back({t});
     else
       for (Tensor* t : {&lw.delta.in_proj_qkv, &lw.delta.in_proj_z, &lw.delta.in_proj_b, &lw.delta.in_proj_a,
                         &lw.delta.conv1d, &lw.delta.dt_bias, &lw.delta.A_log, &lw.delta.norm, &lw.delta.out_proj})
-        all.push_back(t);
+        all.push_back({t});
   }
   upload_tensors(all, opt.device, "text encoder weights");
   return w;

@@ -23,6 +23,7 @@ std::string offsets_label(const SeqOffsets& o) {
 void register_encoder_kernels() {
   register_copies(true);
   register_linear(true);
+  register_linear_silu_gated_product(true);
   register_rms_norm_zero_centred(true);
   register_residual_add(true);
   register_elementwise_gates(true);

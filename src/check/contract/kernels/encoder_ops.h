@@ -6,6 +6,7 @@
 namespace tf::contract {
 
 void register_linear(bool cuda);
+void register_linear_silu_gated_product(bool cuda);
 void register_rms_norm_zero_centred(bool cuda);
 void register_residual_add(bool cuda);
 void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
