@@ -7,6 +7,7 @@
 #include <random>
 
 #include "backend/attention_causal_gqa.h"
+#include "backend/attention_query_key_prep.h"
 #include "backend/causal_conv1d_silu.h"
 #include "backend/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/cpu/transformer_ops.h"
@@ -246,6 +247,42 @@ TEST(Linear, SiluGatedProductOfTwoProductsGivesTheStepsBytes) {
   const std::string y_msg = message([&] { linear_silu_gated_product(x, wg, wu, bad_y); });
   EXPECT_NE(up_msg.find("linear_silu_gated_product: w_up is"), std::string::npos) << up_msg;
   EXPECT_NE(y_msg.find("linear_silu_gated_product: y is"), std::string::npos) << y_msg;
+}
+
+// Gated attention's query and key preparation gives the bytes of its four steps; bad geometry is
+// refused by the op's name.
+TEST(Attention, QueryKeyPrepGivesTheStepsBytes) {
+  const int64_t T = 9, Hq = 4, Hkv = 2, d = 16, half = 4;
+  const SeqOffsets seqs = {0, 5, 9};
+  RopeTables rt = make_rope_tables(8, 2 * half, 1e7);
+  Tensor qg = random_bf16({T, Hq * 2 * d}, 91), kraw = random_bf16({T, Hkv * d}, 92), qn = random_bf16({d}, 93, 0.3f),
+         kn = random_bf16({d}, 94, 0.3f);
+  Tensor q = empty(DType::BF16, {T, Hq, d}), k = empty(DType::BF16, {T, Hkv, d}), gate = empty(DType::BF16, {T, Hq, d});
+  attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, gate);
+  Tensor query = empty(DType::BF16, {T, Hq, d}), gate2 = empty(DType::BF16, {T, Hq, d}), q2 = empty(DType::BF16, {T, Hq, d}),
+         k2 = empty(DType::BF16, {T, Hkv, d});
+  split_query_gate(qg, query, gate2);
+  Tensor q_rows = q2.reshaped({T * Hq, d}), k_rows = k2.reshaped({T * Hkv, d});
+  rms_norm_zero_centred(query.reshaped({T * Hq, d}), qn, 1e-6f, q_rows);
+  rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), kn, 1e-6f, k_rows);
+  rope_partial(q2, rt.cos, rt.sin, seqs, q2);
+  rope_partial(k2, rt.cos, rt.sin, seqs, k2);
+  EXPECT_TRUE(same_bytes(q, q2));
+  EXPECT_TRUE(same_bytes(k, k2));
+  EXPECT_TRUE(same_bytes(gate, gate2));
+  auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  Tensor short_tables = make_rope_tables(4, 2 * half, 1e7).cos, bad_kraw = random_bf16({T, Hkv * d + 1}, 95);
+  const std::string kraw_msg = message([&] { attention_query_key_prep(qg, bad_kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, gate); });
+  const std::string pos_msg = message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, short_tables, short_tables, seqs, q, k, gate); });
+  EXPECT_NE(kraw_msg.find("attention_query_key_prep: kraw is"), std::string::npos) << kraw_msg;
+  EXPECT_NE(pos_msg.find("attention_query_key_prep: a sequence of 5 tokens"), std::string::npos) << pos_msg;
 }
 
 TEST(ElementWise, EmbeddingAndSplit) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/attention_causal_gqa.h"
+#include "backend/attention_query_key_prep.h"
 #include "backend/causal_conv1d_silu.h"
 #include "backend/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/delta_net_prep.h"
@@ -260,6 +261,40 @@ TEST(CudaOps, RopeAndAttention) {
     expect_close("attention_causal_gqa", o, d_o, 2, 1e-2);
     attention_causal_gqa(gq, gk, gv, scale, seqs, d_o2);
     EXPECT_TRUE(same_bytes(d_o, d_o2));
+  }
+}
+
+// Gated attention's query and key preparation in one op gives the bytes of the CUDA steps (split,
+// the two norms, the two ropes): the one-launch kernel at head dims 256 and 512 (the released
+// geometry: 256 with 2 half = 64), packed prompts, bf16 and f32 norm weights; and the steps' own
+// kernels where it does not apply (2 half = 12, head dim 128).
+TEST(CudaOps, AttentionQueryKeyPrepGivesTheStepsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+  struct Geometry {
+    int64_t d, half;
+    DType w;
+  };
+  for (Geometry G : {Geometry{256, 32, DType::BF16}, Geometry{512, 64, DType::F32}, Geometry{256, 128, DType::BF16},
+                     Geometry{256, 6, DType::BF16}, Geometry{128, 16, DType::BF16}}) {
+    const int64_t Hq = 16, Hkv = 4, d = G.d;
+    const SeqOffsets seqs = {0, 75, 85};
+    const int64_t T = seqs.back();
+    RopeTables rt = make_rope_tables(128, 2 * G.half, 1e7);
+    Tensor qg = gpu(rnd(DType::BF16, {T, Hq * 2 * d}, 81, 2.0f)), kraw = gpu(rnd(DType::BF16, {T, Hkv * d}, 82, 0.5f));
+    Tensor qn = gpu(rnd(G.w, {d}, 83, 0.3f)), kn = gpu(rnd(G.w, {d}, 84, 0.3f)), cos = gpu(rt.cos), sin = gpu(rt.sin);
+    Tensor q = empty(DType::BF16, {T, Hq, d}, Device::CUDA), k = empty(DType::BF16, {T, Hkv, d}, Device::CUDA),
+           gate = like_gpu(q);
+    attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, cos, sin, seqs, q, k, gate);
+    Tensor query = like_gpu(q), gate2 = like_gpu(q), q2 = like_gpu(q), k2 = like_gpu(k);
+    split_query_gate(qg, query, gate2);
+    Tensor q_rows = q2.reshaped({T * Hq, d}), k_rows = k2.reshaped({T * Hkv, d});
+    rms_norm_zero_centred(query.reshaped({T * Hq, d}), qn, 1e-6f, q_rows);
+    rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), kn, 1e-6f, k_rows);
+    rope_partial(q2, cos, sin, seqs, q2);
+    rope_partial(k2, cos, sin, seqs, k2);
+    EXPECT_TRUE(same_bytes(q, q2)) << "q, d " << d << " half " << G.half;
+    EXPECT_TRUE(same_bytes(k, k2)) << "k, d " << d << " half " << G.half;
+    EXPECT_TRUE(same_bytes(gate, gate2)) << "gate, d " << d << " half " << G.half;
   }
 }
 

@@ -88,4 +88,18 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   }, 4);
 }
 
+// The four steps in turn: the op's bytes are theirs by construction.
+void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor& q_norm, const Tensor& k_norm,
+                              float eps, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& q,
+                              Tensor& k, Tensor& gate) {
+  const int64_t T = q.dim(0), Hq = q.dim(1), Hkv = k.dim(1), d = q.dim(2);
+  Tensor query = empty(DType::BF16, q.shape);
+  split_query_gate(qg, query, gate);
+  Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
+  rms_norm_zero_centred(query.reshaped({T * Hq, d}), q_norm, eps, q_rows);
+  rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), k_norm, eps, k_rows);
+  rope_partial(q, cos, sin, seq_offsets, q);
+  rope_partial(k, cos, sin, seq_offsets, k);
+}
+
 }  // namespace tf::cpu

@@ -1,5 +1,5 @@
-// RMSNorms on CUDA: zero-centred (optionally fused with the residual add ahead of it) and the
-// DeltaNet's gated norm. One group of threads per row; each thread sums its strided elements in
+// RMSNorms on CUDA: zero-centred (optionally fused with the residual add ahead of it, or with gated
+// attention's split and RoPE around it) and the DeltaNet's gated norm. One group of threads per row; each thread sums its strided elements in
 // order, then a fixed butterfly combines the group, so every run gives the same bits.
 #include <string>
 
@@ -129,6 +129,65 @@ __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta,
   store_slots<tpr, N, V>(yr, lane, d, out);
 }
 
+// Gated attention's query and key rows (backend/attention_query_key_prep.h), one warp a row of d =
+// 32 N elements in pieces of 8: the q rows (qg's query halves, which also copy their gate halves)
+// first, then the k rows. The norm is rms_norm_zero_centred_kernel<32, N, 8>'s arithmetic; RoPE's
+// pairs (i, i + half) for 2 half <= 256 and half in eights sit in lanes shift apart, the same slot.
+struct QueryKeyRows {
+  const uint16_t *qg, *kraw, *cos, *sin;
+  const void *q_norm, *k_norm;
+  bool q_f32, k_f32;
+  SeqTable seqs;
+  uint16_t *q, *k, *gate;
+  int64_t q_rows, k_rows;
+  int hq, hkv, d, half;
+  float eps;
+};
+
+template <int N>
+__global__ void attention_query_key_prep_kernel(const __grid_constant__ QueryKeyRows a) {
+  constexpr int V = 8;
+  const int64_t row = blockIdx.x * int64_t(kBlock / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= a.q_rows + a.k_rows) return;  // a whole warp: its sums are its own
+  const bool is_q = row < a.q_rows;
+  const int64_t r = is_q ? row : row - a.q_rows, t = r / (is_q ? a.hq : a.hkv);
+  const int d = a.d;
+  const uint16_t* src = is_q ? a.qg + r * 2 * d : a.kraw + r * d;  // qg per head: query, then gate
+  float v[N], wv[N];
+  load_slots<32, N, V>(src, lane, d, v);
+#pragma unroll
+  for (int n = 0; n < N; ++n)
+    wv[n] = is_q ? ld_weight(a.q_norm, a.q_f32, slot_index<32, V>(n, lane)) : ld_weight(a.k_norm, a.k_f32, slot_index<32, V>(n, lane));
+  if (is_q)
+#pragma unroll
+    for (int p = 0; p < N / V; ++p) {
+      const int i = slot_index<32, V>(p * V, lane);
+      *reinterpret_cast<uint4*>(a.gate + r * d + i) = *reinterpret_cast<const uint4*>(src + d + i);
+    }
+  float ss = 0.0f;
+#pragma unroll
+  for (int n = 0; n < N; ++n) ss = ss + v[n] * v[n];
+  ss = group_sum<32>(ss);
+  const float rs = 1.0f / sqrtf(ss / static_cast<float>(d) + a.eps);
+  float out[N];
+#pragma unroll
+  for (int n = 0; n < N; ++n) out[n] = round_bf16((v[n] * rs) * (1.0f + wv[n]));
+  const int64_t pos = t - a.seqs.offsets[seq_of(a.seqs, static_cast<int>(t))];
+  const int half = a.half, shift = half / V;
+  const int partner = lane < shift ? lane + shift : lane < 2 * shift ? lane - shift : lane;
+#pragma unroll
+  for (int n = 0; n < V; ++n) {  // the first piece holds every rotated element
+    const float other = __shfl_sync(0xffffffffu, out[n], partner);
+    const int i = slot_index<32, V>(n, lane);
+    if (i >= 2 * half) continue;
+    const int f = i < half ? i : i - half;
+    const float c = ld_bf16(a.cos, pos * half + f), s = ld_bf16(a.sin, pos * half + f);
+    out[n] = i < half ? round_bf16(out[n] * c) + round_bf16(-other * s) : round_bf16(out[n] * c) + round_bf16(other * s);
+  }
+  store_slots<32, N, V>((is_q ? a.q : a.k) + r * d, lane, d, out);
+}
+
 // n = bf16(x * r); t = bf16(w * n) for bf16 w (exact fp32 product for f32 w); y = bf16(t * silu(z)).
 // One warp per row; a lane's N elements (pieces of V) of x, z and w are loaded at once (d <= 32 N).
 template <int N, int V>
@@ -220,6 +279,42 @@ void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor
   if (d.dtype == DType::F32) delta.shares = d.ptr<float>(), delta.share_count = static_cast<int>(d.dim(0));
   else delta.rows = static_cast<const uint16_t*>(d.data);
   launch_zero_centred(static_cast<uint16_t*>(h.data), delta, w, eps, static_cast<uint16_t*>(y.data), h.dim(0), h.dim(1));
+}
+
+// One launch where every row is whole 16-byte pieces a lane (d = 256, 512, 768, 1024) and RoPE's
+// pairs sit in the first piece (2 half <= 256, half in eights); else the four steps' kernels.
+void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor& q_norm, const Tensor& k_norm,
+                              float eps, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& q,
+                              Tensor& k, Tensor& gate) {
+  const int64_t T = q.dim(0), Hq = q.dim(1), Hkv = k.dim(1), d = q.dim(2), half = cos.dim(1);
+  if (T == 0) return;
+  bool aligned = true;
+  for (const void* p : {qg.data, kraw.data, q.data, k.data, gate.data}) aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  if (!aligned || d % 256 != 0 || d > 1024 || half % 8 != 0 || 2 * half > 256) {
+    Tensor query = empty(DType::BF16, q.shape, Device::CUDA);
+    split_query_gate(qg, query, gate);
+    Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
+    rms_norm_zero_centred(query.reshaped({T * Hq, d}), q_norm, eps, q_rows);
+    rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), k_norm, eps, k_rows);
+    rope_partial(q, cos, sin, seq_offsets, q);
+    return rope_partial(k, cos, sin, seq_offsets, k);
+  }
+  QueryKeyRows a{};
+  a.qg = static_cast<const uint16_t*>(qg.data), a.kraw = static_cast<const uint16_t*>(kraw.data);
+  a.cos = static_cast<const uint16_t*>(cos.data), a.sin = static_cast<const uint16_t*>(sin.data);
+  a.q_norm = q_norm.data, a.k_norm = k_norm.data, a.q_f32 = q_norm.dtype == DType::F32, a.k_f32 = k_norm.dtype == DType::F32;
+  a.seqs = make_seq_table("attention_query_key_prep", seq_offsets);
+  a.q = static_cast<uint16_t*>(q.data), a.k = static_cast<uint16_t*>(k.data), a.gate = static_cast<uint16_t*>(gate.data);
+  a.q_rows = T * Hq, a.k_rows = T * Hkv, a.hq = static_cast<int>(Hq), a.hkv = static_cast<int>(Hkv);
+  a.d = static_cast<int>(d), a.half = static_cast<int>(half), a.eps = eps;
+  const unsigned blocks = blocks_for(a.q_rows + a.k_rows, kBlock / 32);
+  switch (d / 32) {
+    case 8: attention_query_key_prep_kernel<8><<<blocks, kBlock, 0, stream()>>>(a); break;
+    case 16: attention_query_key_prep_kernel<16><<<blocks, kBlock, 0, stream()>>>(a); break;
+    case 24: attention_query_key_prep_kernel<24><<<blocks, kBlock, 0, stream()>>>(a); break;
+    default: attention_query_key_prep_kernel<32><<<blocks, kBlock, 0, stream()>>>(a); break;
+  }
+  TF_CUDA_LAUNCH("attention_query_key_prep_kernel");
 }
 
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {

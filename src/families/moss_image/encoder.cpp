@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "backend/attention_causal_gqa.h"
+#include "backend/attention_query_key_prep.h"
 #include "backend/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/embedding.h"
 #include "backend/gated_delta_rule.h"
@@ -18,7 +19,6 @@
 #include "backend/rope_partial.h"
 #include "backend/rope_tables.h"
 #include "backend/sigmoid_gate.h"
-#include "backend/split_query_gate.h"
 #include "core/error.h"
 
 namespace tf::moss_image {
@@ -76,15 +76,11 @@ Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqO
   Tensor kraw = empty(DType::BF16, {T, Hkv * d}, device_), v = empty(DType::BF16, {T, Hkv, d}, device_);
   Tensor v_rows = v.reshaped({T, Hkv * d});
   linear_shared_input(x, {{&w.q_proj, &qg}, {&w.k_proj, &kraw}, {&w.v_proj, &v_rows}});
-  Tensor query = empty(DType::BF16, {T, Hq, d}, device_), gate = empty(DType::BF16, {T, Hq, d}, device_);
-  split_query_gate(qg, query, gate);
-  qg = Tensor();
   Tensor q = empty(DType::BF16, {T, Hq, d}, device_), k = empty(DType::BF16, {T, Hkv, d}, device_);
-  Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
-  rms_norm_zero_centred(query.reshaped({T * Hq, d}), w.q_norm, eps, q_rows);
-  rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), w.k_norm, eps, k_rows);
-  rope_partial(q, rope.cos, rope.sin, offs, q);
-  rope_partial(k, rope.cos, rope.sin, offs, k);
+  Tensor gate = empty(DType::BF16, {T, Hq, d}, device_);
+  attention_query_key_prep(qg, kraw, w.q_norm, w.k_norm, eps, rope.cos, rope.sin, offs, q, k, gate);
+  qg = Tensor();
+  kraw = Tensor();
   Tensor o = empty(DType::BF16, {T, Hq, d}, device_);
   attention_causal_gqa(q, k, v, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))), offs, o);
   sigmoid_gate(o, gate, o);

@@ -35,6 +35,7 @@ void register_encoder_kernels() {
   register_rms_norm_gated(true);
   register_rope_tables();
   register_rope_partial(true);
+  register_attention_query_key_prep(true);
   register_attention_causal_gqa(true);
 }
 

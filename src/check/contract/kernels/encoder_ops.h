@@ -18,6 +18,7 @@ void register_gated_delta_rule(bool cuda);
 void register_gated_delta_rule_chunked(bool cuda);
 void register_rms_norm_gated(bool cuda);
 void register_rope_partial(bool cuda);
+void register_attention_query_key_prep(bool cuda);
 void register_attention_causal_gqa(bool cuda);
 void register_rope_tables();  // host only
 
@@ -34,6 +35,14 @@ std::vector<Tracked> causal_conv1d_silu_reference(const std::vector<Tracked>& x,
 Reference delta_net_prep_reference(const std::vector<Tracked>& mixed, const std::vector<Tracked>& b,
                                    const std::vector<Tracked>& a, const std::vector<Tracked>& alog,
                                    const std::vector<Tracked>& dt, int64_t hk, int64_t dk, int64_t hv, int64_t dv);
+
+// The zero-centred norm's rows [rows, d] and partial RoPE's [T, H, D] on tracked values, so an op
+// made of them composes them.
+std::vector<Tracked> rms_norm_zero_centred_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
+                                                     int64_t d, double eps);
+std::vector<Tracked> rope_partial_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
+                                            const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
+                                            const SeqOffsets& o);
 
 // Packed sequences travel in a case's params from index `from` on (as cu_seqlens).
 SeqOffsets offsets_from(const Params& p, size_t from);

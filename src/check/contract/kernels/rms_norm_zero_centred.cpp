@@ -6,9 +6,7 @@
 
 namespace tf::contract {
 
-namespace {
-
-std::vector<Tracked> norm_rows(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
+std::vector<Tracked> rms_norm_zero_centred_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
   const int64_t rows = static_cast<int64_t>(x.size()) / d;
   std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d)), scale(static_cast<size_t>(d));
   for (int64_t i = 0; i < d; ++i) scale[i] = f32_add(exact(1.0), w[i]);
@@ -19,6 +17,8 @@ std::vector<Tracked> norm_rows(const std::vector<Tracked>& x, const std::vector<
   }
   return y;
 }
+
+namespace {
 
 // params: eps. inputs: x, w (plain) or h, d, w (fused; d as `shares` k-share sums when shares > 0).
 Case make_case(Rng& rng, int64_t rows, int64_t d, DType wt, bool fused, double sigma = 1.0, int shares = 0) {
@@ -61,13 +61,13 @@ std::vector<Case> adversarial_cases(Rng& rng, bool fused) {
 }
 
 Reference plain_reference(const Case& c) {
-  return {norm_rows(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1), c.params[0])};
+  return {rms_norm_zero_centred_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1), c.params[0])};
 }
 
 Reference fused_reference(const Case& c) {
   std::vector<Tracked> h = tracked_of(c.inputs[0]), d = residual_delta_reference(c.inputs[1]);
   for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
-  return {h, norm_rows(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
+  return {h, rms_norm_zero_centred_reference(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
 }
 
 // The normalised value rounded to bf16 before the (1 + w) scale: an added rounding point.

@@ -8,6 +8,25 @@
 
 namespace tf::contract {
 
+std::vector<Tracked> rope_partial_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
+                                            const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
+                                            const SeqOffsets& o) {
+  std::vector<Tracked> y(x);
+  for (size_t s = 0; s + 1 < o.size(); ++s)
+    for (int64_t t = o[s]; t < o[s + 1]; ++t)
+      for (int64_t h = 0; h < H; ++h) {
+        const Tracked* xr = x.data() + (t * H + h) * D;
+        int64_t pos = t - o[s];
+        for (int64_t i = 0; i < 2 * half; ++i) {
+          Tracked rot = i < half ? f32_neg(xr[i + half]) : xr[i - half];
+          Tracked a = round_bf16_point(f32_mul(xr[i], cs[pos * half + i % half]));
+          Tracked b = round_bf16_point(f32_mul(rot, sn[pos * half + i % half]));
+          y[(t * H + h) * D + i] = round_bf16_point(f32_add(a, b));
+        }
+      }
+  return y;
+}
+
 namespace {
 
 // params: offsets. inputs: x, cos, sin.
@@ -68,22 +87,9 @@ void register_rope_partial(bool cuda) {
     return std::vector<Case>{make_case(host_tensor(DType::BF16, {300, 2, 16}, x), 8, {0, 300}, "2^40 apart")};
   };
   k.reference = [](const Case& c) {
-    const int64_t H = c.inputs[0].dim(1), D = c.inputs[0].dim(2), half = c.inputs[1].dim(1);
-    SeqOffsets o = offsets_from(c.params, 0);
-    std::vector<Tracked> x = tracked_of(c.inputs[0]), cs = tracked_of(c.inputs[1]), sn = tracked_of(c.inputs[2]), y(x);
-    for (size_t s = 0; s + 1 < o.size(); ++s)
-      for (int64_t t = o[s]; t < o[s + 1]; ++t)
-        for (int64_t h = 0; h < H; ++h) {
-          const Tracked* xr = x.data() + (t * H + h) * D;
-          int64_t pos = t - o[s];
-          for (int64_t i = 0; i < 2 * half; ++i) {
-            Tracked rot = i < half ? f32_neg(xr[i + half]) : xr[i - half];
-            Tracked a = round_bf16_point(f32_mul(xr[i], cs[pos * half + i % half]));
-            Tracked b = round_bf16_point(f32_mul(rot, sn[pos * half + i % half]));
-            y[(t * H + h) * D + i] = round_bf16_point(f32_add(a, b));
-          }
-        }
-    return Reference{y};
+    return Reference{rope_partial_reference(tracked_of(c.inputs[0]), c.inputs[0].dim(1), c.inputs[0].dim(2),
+                                            tracked_of(c.inputs[1]), tracked_of(c.inputs[2]), c.inputs[1].dim(1),
+                                            offsets_from(c.params, 0))};
   };
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     rope_partial(in[0], in[1], in[2], offsets_from(p, 0), out[0]);
