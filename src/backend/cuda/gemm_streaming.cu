@@ -241,6 +241,7 @@ __global__ void __launch_bounds__(block_threads(BN)) gemm_streaming_kernel(const
     auto* tile = reinterpret_cast<uint16_t*>(smem);  // [8 N8][kTilePitch]
     for_each_value([&](int row, int col, float v) { tile[row * kTilePitch + col - n0] = st_bf16(v); });
     __syncthreads();
+    // from the bf16 tile, not the accumulators: a second reader of them makes ptxas serialise every wgmma (C7515)
     if constexpr (Gated) return store_gated_tile<BN>(tile, kTilePitch, g.m, seg, n0 / 2);
     const int cols = min(BN, seg.n - n0);
     const bool whole = seg.n % 8 == 0 && (reinterpret_cast<uintptr_t>(seg.y) & 15) == 0;
