@@ -234,14 +234,6 @@ TEST(Linear, SiluGatedProductOfTwoProductsGivesTheStepsBytes) {
   linear(x, wu, up);
   silu_gated_product(gate, up, y2);
   EXPECT_TRUE(same_bytes(y, y2));
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   Tensor bad_up = random_bf16({32, 96}, 44), bad_y = empty(DType::BF16, {7, 32});
   const std::string up_msg = message([&] { linear_silu_gated_product(x, wg, bad_up, y); });
   const std::string y_msg = message([&] { linear_silu_gated_product(x, wg, wu, bad_y); });
@@ -270,14 +262,6 @@ TEST(Attention, QueryKeyPrepGivesTheStepsBytes) {
   EXPECT_TRUE(same_bytes(q, q2));
   EXPECT_TRUE(same_bytes(k, k2));
   EXPECT_TRUE(same_bytes(gate, gate2));
-  auto message = [](auto&& f) {
-    try {
-      f();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   Tensor short_tables = make_rope_tables(4, 2 * half, 1e7).cos, bad_kraw = random_bf16({T, Hkv * d + 1}, 95);
   const std::string kraw_msg = message([&] { attention_query_key_prep(qg, bad_kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, gate); });
   const std::string pos_msg = message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, short_tables, short_tables, seqs, q, k, gate); });

@@ -10,8 +10,8 @@
 // through distributed shared memory, each block adding a slice of the tile; or (gemm_streaming_shares)
 // each share's sums go to global memory as they are, no cluster, for the product's reader to add.
 // The gated launch (gemm_streaming_silu_gated) reads gate and up through one 4-D map whose boxes
-// alternate 8 rows of each, so every thread's accumulators hold a gate value and its up value and
-// the epilogue writes bf16(bf16(silu(gate)) * up) without storing either.
+// alternate 8 rows of each, so each 16-byte piece of a tile's bf16 sums has its partner piece beside
+// it and the epilogue writes bf16(bf16(silu(gate)) * up), neither gate nor up going to memory.
 // The weights are asked evict-first: read once a forward, they must not push x out of L2.
 // A row's sums depend on neither the row count nor the other rows, so a prompt packed with its
 // negative gets its own bytes, and every run the same.
