@@ -37,9 +37,11 @@ void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor
   if (longest > cos.dim(0))
     fail(std::string(op) + ": a sequence of " + std::to_string(longest) + " tokens needs rope tables of at least that " +
          "many positions, got " + std::to_string(cos.dim(0)));
-  for (const Tensor* out : {&q, &k, &gate})
-    for (const Tensor* in : {&qg, &kraw})
-      if (out->nbytes() > 0 && out->data == in->data) fail(std::string(op) + ": an output aliases an input");
+  const Tensor* all[5] = {&q, &k, &gate, &qg, &kraw};  // the outputs first
+  for (int o = 0; o < 3; ++o)
+    for (int i = 0; i < 5; ++i)
+      if (i != o && all[o]->nbytes() > 0 && all[o]->data == all[i]->data)
+        fail(std::string(op) + ": an output aliases another tensor of the op");
   run_kernel(op, dev, cpu::attention_query_key_prep, TF_CUDA_KERNEL(cuda::attention_query_key_prep), qg, kraw, q_norm,
              k_norm, eps, cos, sin, seq_offsets, q, k, gate);
 }

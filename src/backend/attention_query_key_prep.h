@@ -10,7 +10,7 @@ namespace tf {
 
 // qg: BF16 [T, Hq * 2 * d]; kraw: BF16 [T, Hkv * d]; q_norm, k_norm: BF16 or F32 [d]; cos, sin:
 // BF16 [positions, half] (2 * half <= d, positions >= the longest sequence); q, gate: BF16 [T, Hq,
-// d]; k: BF16 [T, Hkv, d]. No output may alias an input.
+// d]; k: BF16 [T, Hkv, d]. No output may alias an input or another output.
 void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor& q_norm, const Tensor& k_norm,
                               float eps, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& q,
                               Tensor& k, Tensor& gate);

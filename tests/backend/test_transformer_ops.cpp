@@ -267,6 +267,8 @@ TEST(Attention, QueryKeyPrepGivesTheStepsBytes) {
   const std::string pos_msg = message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, short_tables, short_tables, seqs, q, k, gate); });
   EXPECT_NE(kraw_msg.find("attention_query_key_prep: kraw is"), std::string::npos) << kraw_msg;
   EXPECT_NE(pos_msg.find("attention_query_key_prep: a sequence of 5 tokens"), std::string::npos) << pos_msg;
+  const std::string alias_msg = message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, q); });
+  EXPECT_NE(alias_msg.find("attention_query_key_prep: an output aliases"), std::string::npos) << alias_msg;
 }
 
 TEST(ElementWise, EmbeddingAndSplit) {

@@ -1,6 +1,7 @@
 // RMSNorms on CUDA: zero-centred (optionally fused with the residual add ahead of it, or with gated
-// attention's split and RoPE around it) and the DeltaNet's gated norm. One group of threads per row; each thread sums its strided elements in
-// order, then a fixed butterfly combines the group, so every run gives the same bits.
+// attention's split and RoPE around it) and the DeltaNet's gated norm. One group of threads per
+// row; each thread sums its strided elements in order, then a fixed butterfly combines the group,
+// so every run gives the same bits.
 #include <string>
 
 #include "backend/cuda/check.h"

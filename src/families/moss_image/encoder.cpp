@@ -16,7 +16,6 @@
 #include "backend/residual_add.h"
 #include "backend/rms_norm_gated.h"
 #include "backend/rms_norm_zero_centred.h"
-#include "backend/rope_partial.h"
 #include "backend/rope_tables.h"
 #include "backend/sigmoid_gate.h"
 #include "core/error.h"
