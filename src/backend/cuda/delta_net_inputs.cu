@@ -115,26 +115,46 @@ struct ConvOnRead {
   }
 };
 
-// gridDim.y blocks per token share its work: their warps L2-normalise the q and k heads (fp32), their
-// threads copy v to fp32 and make beta and the decay g. Short prompts have few tokens, so a token's
-// work is spread over several blocks. Outputs never alias inputs (restrict), and a lane's values are
-// loaded before its first store, so no load waits behind a store.
+// Which of a token's gridDim.y blocks do which of the prep's three jobs: the q / k head rows, v, and
+// beta with the decay. Short prompts give each job blocks of its own, so the three wait on their reads
+// side by side; long prompts give one block a token all three.
+struct PrepJobs {
+  int heads0, heads, v0, vs, gates0, gates;  // first block and block count of each job
+};
+
+// A token's blocks: their warps L2-normalise the q and k heads (fp32), their threads copy v to fp32
+// and make beta and the decay g (PrepJobs says which blocks do which). Outputs never alias inputs
+// (restrict), and a lane's values are loaded before its first store, so no load waits behind a store.
 template <class Source>
-__global__ void delta_net_prep_kernel(Source in, const uint16_t* __restrict__ b, const uint16_t* __restrict__ a,
-                                      const void* __restrict__ A_log, bool A_f32, const void* __restrict__ dt_bias,
-                                      bool dt_f32, float* __restrict__ q, float* __restrict__ k,
-                                      float* __restrict__ v, float* __restrict__ beta, float* __restrict__ g, int Hk,
-                                      int dk, int Hv, int dv, float q_scale) {
+__global__ void __launch_bounds__(kThreads, 4) delta_net_prep_kernel(Source in, PrepJobs jobs, const uint16_t* __restrict__ b,
+                                      const uint16_t* __restrict__ a, const void* __restrict__ A_log, bool A_f32,
+                                      const void* __restrict__ dt_bias, bool dt_f32, float* __restrict__ q,
+                                      float* __restrict__ k, float* __restrict__ v, float* __restrict__ beta,
+                                      float* __restrict__ g, int Hk, int dk, int Hv, int dv, float q_scale) {
   const int key_dim = Hk * dk;
-  const int lane = threadIdx.x % 32, warps = blockDim.x / 32 * gridDim.y;
-  const int warp = blockIdx.y * (blockDim.x / 32) + threadIdx.x / 32;       // among the token's blocks
-  const int thread = blockIdx.y * blockDim.x + threadIdx.x, threads = blockDim.x * gridDim.y;
+  const int lane = threadIdx.x % 32, y = blockIdx.y;
+  const bool heads = y >= jobs.heads0 && y < jobs.heads0 + jobs.heads;
+  const bool vs = y >= jobs.v0 && y < jobs.v0 + jobs.vs;
+  const bool gates = y >= jobs.gates0 && y < jobs.gates0 + jobs.gates;
+  // a job's warp and thread among the token's blocks doing that job
+  const int warp = (y - jobs.heads0) * (blockDim.x / 32) + threadIdx.x / 32, warps = blockDim.x / 32 * jobs.heads;
+  const int v_thread = (y - jobs.v0) * blockDim.x + threadIdx.x, v_threads = blockDim.x * jobs.vs;
+  const int g_thread = (y - jobs.gates0) * blockDim.x + threadIdx.x, g_threads = blockDim.x * jobs.gates;
   // the first head row's and v piece's conv taps, asked for while the product before still runs
-  if (warp < 2 * Hk && lane == 0) in.prefetch_weights((warp >= Hk ? key_dim : 0) + int64_t(warp % Hk) * dk, dk);
-  if (thread * 8 < Hv * dv) in.prefetch_weights(2 * int64_t(key_dim) + thread * 8, 8);
+  if (heads && warp < 2 * Hk && lane == 0)
+    in.prefetch_weights((warp >= Hk ? key_dim : 0) + int64_t(warp % Hk) * dk, dk);
+  if (vs && v_thread * 8 < Hv * dv) in.prefetch_weights(2 * int64_t(key_dim) + v_thread * 8, 8);
   wait_for_prerequisite_grid();  // launched as a dependent, it may start before the product it reads ends
   const int64_t t = blockIdx.x, start = in.start(t);
-  for (int hr = warp; hr < 2 * Hk; hr += warps) {
+  // a gate thread's first head: its reads issued ahead of the other jobs' so that they wait together
+  const int h0 = g_thread;
+  float b0 = 0.0f, x0 = 0.0f, A0 = 0.0f;
+  if (gates && h0 < Hv) {
+    b0 = ld_bf16(b, t * Hv + h0);
+    x0 = ld_bf16(a, t * Hv + h0) + ld_weight(dt_bias, dt_f32, h0);
+    A0 = ld_weight(A_log, A_f32, h0);
+  }
+  for (int hr = warp; heads && hr < 2 * Hk; hr += warps) {
     const bool is_k = hr >= Hk;
     const int head = is_k ? hr - Hk : hr;
     const int64_t c0 = (is_k ? key_dim : 0) + int64_t(head) * dk;
@@ -165,21 +185,22 @@ __global__ void delta_net_prep_kernel(Source in, const uint16_t* __restrict__ b,
   const int64_t v0 = 2 * int64_t(key_dim);
   float* vdst = v + t * Hv * dv;
   const int n_v = Hv * dv;
-  if (n_v % 8 == 0 && in.rows8(t, v0)) {
-    for (int i = thread * 8; i < n_v; i += threads * 8) {
+  if (vs && n_v % 8 == 0 && in.rows8(t, v0)) {
+    for (int i = v_thread * 8; i < n_v; i += v_threads * 8) {
       float x[8];
       in.at8(t, start, v0 + i, x);
 #pragma unroll
       for (int e = 0; e < 8; ++e) vdst[i + e] = x[e];
     }
   } else {
-    for (int i = thread; i < n_v; i += threads) vdst[i] = in.at(t, start, v0 + i);
+    for (int i = v_thread; vs && i < n_v; i += v_threads) vdst[i] = in.at(t, start, v0 + i);
   }
-  for (int h = thread; h < Hv; h += threads) {
-    beta[t * Hv + h] = round_bf16(sigmoid32(ld_bf16(b, t * Hv + h)));  // b.sigmoid() on bf16
-    float x = ld_bf16(a, t * Hv + h) + ld_weight(dt_bias, dt_f32, h);
+  for (int h = g_thread; gates && h < Hv; h += g_threads) {
+    const bool first = h == h0;
+    beta[t * Hv + h] = round_bf16(sigmoid32(first ? b0 : ld_bf16(b, t * Hv + h)));  // b.sigmoid() on bf16
+    float x = first ? x0 : ld_bf16(a, t * Hv + h) + ld_weight(dt_bias, dt_f32, h);
     float softplus = x > 20.0f ? x : log1pf(expf(x));
-    g[t * Hv + h] = -expf(ld_weight(A_log, A_f32, h)) * softplus;
+    g[t * Hv + h] = -expf(first ? A0 : ld_weight(A_log, A_f32, h)) * softplus;
   }
 }
 
@@ -188,10 +209,25 @@ void launch_prep(const Source& in, const Tensor& b, const Tensor& a, const Tenso
                  Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g) {
   int64_t T = q.dim(0), Hk = q.dim(1), dk = q.dim(2), Hv = v.dim(1), dv = v.dim(2);
   const float q_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));  // dk ** -0.5 as python does
-  // Few tokens: one warp per q or k head, at most 8 blocks a token. From two blocks an SM on, one block
-  // a token fills the GPU and more blocks only repeat the per-block work.
-  const unsigned slices =
-      T >= 2 * sm_count() ? 1u : unsigned(std::clamp<int64_t>((2 * Hk + kThreads / 32 - 1) / (kThreads / 32), 1, 8));
+  // Few tokens: the three jobs in blocks of their own (one warp a q or k head, one 8-value piece of v
+  // a thread) where every block is on the GPU at once; else one block a token does all three, and
+  // from two blocks an SM on more blocks only repeat the per-block work.
+  const int warps = kThreads / 32;
+  const int head_blocks = int((2 * Hk + warps - 1) / warps), v_blocks = int((Hv * dv / 8 + kThreads - 1) / kThreads);
+  const int gate_blocks = int((Hv + kThreads - 1) / kThreads), own = head_blocks + std::max(v_blocks, gate_blocks);
+  static const int resident = [] {
+    int n = 0;
+    TF_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, delta_net_prep_kernel<Source>, kThreads, 0));
+    return n;
+  }();
+  PrepJobs jobs{};
+  if (T * own <= int64_t(resident) * sm_count()) {
+    jobs = {0, head_blocks, head_blocks, v_blocks, head_blocks, gate_blocks};  // the gates on v's threads
+  } else {
+    const int slices = T >= 2 * sm_count() ? 1 : std::clamp(head_blocks, 1, 8);
+    jobs = {0, slices, 0, slices, 0, slices};
+  }
+  const unsigned slices = unsigned(std::max({jobs.heads0 + jobs.heads, jobs.v0 + jobs.vs, jobs.gates0 + jobs.gates}));
   cudaLaunchAttribute attr = programmatic_dependence();
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(static_cast<unsigned>(T), slices);
@@ -200,7 +236,7 @@ void launch_prep(const Source& in, const Tensor& b, const Tensor& a, const Tenso
   cfg.attrs = &attr;
   cfg.numAttrs = launch_prep_as_dependent() ? 1 : 0;
   const cudaError_t err = cudaLaunchKernelEx(
-      &cfg, delta_net_prep_kernel<Source>, in, static_cast<const uint16_t*>(b.data),
+      &cfg, delta_net_prep_kernel<Source>, in, jobs, static_cast<const uint16_t*>(b.data),
       static_cast<const uint16_t*>(a.data), A_log.data, A_log.dtype == DType::F32, dt_bias.data,
       dt_bias.dtype == DType::F32, q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), beta.ptr<float>(), g.ptr<float>(),
       int(Hk), int(dk), int(Hv), int(dv), q_scale);
