@@ -1,6 +1,7 @@
 // Every encoder op on CUDA against the same op on the CPU (fresh random inputs, packed sequences,
 // sizes around the chunk edges), and CUDA repeats byte for byte. The CPU ops are checked against
 // float64 elsewhere; here a difference of more than a few bf16 steps means a wrong kernel.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -229,6 +230,46 @@ TEST(CudaOps, ConvThenPrepInOneOpGivesTheTwoStepsBytes) {
     causal_conv1d_silu(x, w, seqs, conv);
     delta_net_prep(conv, b, a, A_log, dt_bias, two[0], two[1], two[2], two[3], two[4]);
     for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bytes(one[i], two[i])) << "output " << i << " dk " << G.dk;
+  }
+}
+
+// The prep's block layout follows the prompt's length (a job's own blocks for short prompts, a few
+// blocks a token doing every job, one block a token for long ones); the bytes of a prompt's rows do
+// not: its first 75 tokens alone, packed before 52 or 225 more, at the released geometry.
+TEST(CudaOps, DeltaNetPrepBytesDoNotDependOnTheBlockLayout) {
+  TF_REQUIRE_CUDA_GPU();
+  const int64_t Hk = 16, dk = 128, Hv = 32, dv = 128, C = 2 * Hk * dk + Hv * dv, first = 75;
+  auto rows = [](const Tensor& t, int64_t n) {  // the first n rows of a host tensor
+    Shape s = t.shape;
+    s[0] = n;
+    Tensor r = empty(t.dtype, s);
+    std::memcpy(r.data, t.data, r.nbytes());
+    return r;
+  };
+  Tensor x = rnd(DType::BF16, {300, C}, 41), b = rnd(DType::BF16, {300, Hv}, 43), a = rnd(DType::BF16, {300, Hv}, 44);
+  Tensor w = gpu(rnd(DType::BF16, {C, 1, 4}, 42, 0.5f));
+  Tensor A_log = gpu(rnd(DType::F32, {Hv}, 45, 0.5f)), dt_bias = gpu(rnd(DType::BF16, {Hv}, 46));
+  auto nans = [](Shape s) {  // outputs start as NaN, so a job no block did shows
+    Tensor t = empty(DType::F32, std::move(s));
+    std::memset(t.data, 0xff, t.nbytes());
+    return gpu(t);
+  };
+  auto prep = [&](int64_t T) {
+    std::vector<Tensor> out{nans({T, Hk, dk}), nans({T, Hk, dk}), nans({T, Hv, dv}), nans({T, Hv}), nans({T, Hv})};
+    const SeqOffsets seqs = T == first ? SeqOffsets{0, first} : SeqOffsets{0, first, T};
+    causal_conv1d_silu_delta_net_prep(gpu(rows(x, T)), w, seqs, gpu(rows(b, T)), gpu(rows(a, T)), A_log, dt_bias,
+                                      out[0], out[1], out[2], out[3], out[4]);
+    for (Tensor& t : out) t = rows(host(t), first);
+    return out;
+  };
+  const std::vector<Tensor> alone = prep(first);
+  for (int64_t T : {127, 300}) {
+    const std::vector<Tensor> packed = prep(T);
+    for (size_t i = 0; i < alone.size(); ++i) {
+      EXPECT_TRUE(check::same_bytes(alone[i], packed[i])) << "output " << i << ", " << T << " tokens";
+      const float* p = packed[i].ptr<float>();
+      EXPECT_TRUE(std::all_of(p, p + packed[i].numel(), [](float v) { return std::isfinite(v); })) << "output " << i;
+    }
   }
 }
 
