@@ -116,8 +116,8 @@ struct ConvOnRead {
 };
 
 // Which of a token's gridDim.y blocks do which of the prep's three jobs: the q / k head rows, v, and
-// beta with the decay. Short prompts give each job blocks of its own, so the three wait on their reads
-// side by side; long prompts give one block a token all three.
+// beta with the decay. Short prompts give the head rows and v blocks of their own (the gates ride on
+// v's), so the jobs wait on their reads side by side; longer ones give every block all three.
 struct PrepJobs {
   int heads0, heads, v0, vs, gates0, gates;  // first block and block count of each job
 };
@@ -126,35 +126,36 @@ struct PrepJobs {
 // and make beta and the decay g (PrepJobs says which blocks do which). Outputs never alias inputs
 // (restrict), and a lane's values are loaded before its first store, so no load waits behind a store.
 template <class Source>
-__global__ void __launch_bounds__(kThreads, 4) delta_net_prep_kernel(Source in, PrepJobs jobs, const uint16_t* __restrict__ b,
-                                      const uint16_t* __restrict__ a, const void* __restrict__ A_log, bool A_f32,
-                                      const void* __restrict__ dt_bias, bool dt_f32, float* __restrict__ q,
-                                      float* __restrict__ k, float* __restrict__ v, float* __restrict__ beta,
-                                      float* __restrict__ g, int Hk, int dk, int Hv, int dv, float q_scale) {
+__global__ void __launch_bounds__(kThreads, 4)
+    delta_net_prep_kernel(Source in, PrepJobs jobs, const uint16_t* __restrict__ b, const uint16_t* __restrict__ a,
+                          const void* __restrict__ A_log, bool A_f32, const void* __restrict__ dt_bias, bool dt_f32,
+                          float* __restrict__ q, float* __restrict__ k, float* __restrict__ v,
+                          float* __restrict__ beta, float* __restrict__ g, int Hk, int dk, int Hv, int dv,
+                          float q_scale) {
   const int key_dim = Hk * dk;
   const int lane = threadIdx.x % 32, y = blockIdx.y;
-  const bool heads = y >= jobs.heads0 && y < jobs.heads0 + jobs.heads;
-  const bool vs = y >= jobs.v0 && y < jobs.v0 + jobs.vs;
-  const bool gates = y >= jobs.gates0 && y < jobs.gates0 + jobs.gates;
+  const bool does_heads = y >= jobs.heads0 && y < jobs.heads0 + jobs.heads;
+  const bool does_v = y >= jobs.v0 && y < jobs.v0 + jobs.vs;
+  const bool does_gates = y >= jobs.gates0 && y < jobs.gates0 + jobs.gates;
   // a job's warp and thread among the token's blocks doing that job
   const int warp = (y - jobs.heads0) * (blockDim.x / 32) + threadIdx.x / 32, warps = blockDim.x / 32 * jobs.heads;
   const int v_thread = (y - jobs.v0) * blockDim.x + threadIdx.x, v_threads = blockDim.x * jobs.vs;
   const int g_thread = (y - jobs.gates0) * blockDim.x + threadIdx.x, g_threads = blockDim.x * jobs.gates;
   // the first head row's and v piece's conv taps, asked for while the product before still runs
-  if (heads && warp < 2 * Hk && lane == 0)
+  if (does_heads && warp < 2 * Hk && lane == 0)
     in.prefetch_weights((warp >= Hk ? key_dim : 0) + int64_t(warp % Hk) * dk, dk);
-  if (vs && v_thread * 8 < Hv * dv) in.prefetch_weights(2 * int64_t(key_dim) + v_thread * 8, 8);
+  if (does_v && v_thread * 8 < Hv * dv) in.prefetch_weights(2 * int64_t(key_dim) + v_thread * 8, 8);
   wait_for_prerequisite_grid();  // launched as a dependent, it may start before the product it reads ends
   const int64_t t = blockIdx.x, start = in.start(t);
   // a gate thread's first head: its reads issued ahead of the other jobs' so that they wait together
   const int h0 = g_thread;
   float b0 = 0.0f, x0 = 0.0f, A0 = 0.0f;
-  if (gates && h0 < Hv) {
+  if (does_gates && h0 < Hv) {
     b0 = ld_bf16(b, t * Hv + h0);
     x0 = ld_bf16(a, t * Hv + h0) + ld_weight(dt_bias, dt_f32, h0);
     A0 = ld_weight(A_log, A_f32, h0);
   }
-  for (int hr = warp; heads && hr < 2 * Hk; hr += warps) {
+  for (int hr = warp; does_heads && hr < 2 * Hk; hr += warps) {
     const bool is_k = hr >= Hk;
     const int head = is_k ? hr - Hk : hr;
     const int64_t c0 = (is_k ? key_dim : 0) + int64_t(head) * dk;
@@ -185,7 +186,7 @@ __global__ void __launch_bounds__(kThreads, 4) delta_net_prep_kernel(Source in, 
   const int64_t v0 = 2 * int64_t(key_dim);
   float* vdst = v + t * Hv * dv;
   const int n_v = Hv * dv;
-  if (vs && n_v % 8 == 0 && in.rows8(t, v0)) {
+  if (does_v && n_v % 8 == 0 && in.rows8(t, v0)) {
     for (int i = v_thread * 8; i < n_v; i += v_threads * 8) {
       float x[8];
       in.at8(t, start, v0 + i, x);
@@ -193,9 +194,9 @@ __global__ void __launch_bounds__(kThreads, 4) delta_net_prep_kernel(Source in, 
       for (int e = 0; e < 8; ++e) vdst[i + e] = x[e];
     }
   } else {
-    for (int i = v_thread; vs && i < n_v; i += v_threads) vdst[i] = in.at(t, start, v0 + i);
+    for (int i = v_thread; does_v && i < n_v; i += v_threads) vdst[i] = in.at(t, start, v0 + i);
   }
-  for (int h = g_thread; gates && h < Hv; h += g_threads) {
+  for (int h = g_thread; does_gates && h < Hv; h += g_threads) {
     const bool first = h == h0;
     beta[t * Hv + h] = round_bf16(sigmoid32(first ? b0 : ld_bf16(b, t * Hv + h)));  // b.sigmoid() on bf16
     float x = first ? x0 : ld_bf16(a, t * Hv + h) + ld_weight(dt_bias, dt_f32, h);
@@ -209,9 +210,10 @@ void launch_prep(const Source& in, const Tensor& b, const Tensor& a, const Tenso
                  Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g) {
   int64_t T = q.dim(0), Hk = q.dim(1), dk = q.dim(2), Hv = v.dim(1), dv = v.dim(2);
   const float q_scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dk)));  // dk ** -0.5 as python does
-  // Few tokens: the three jobs in blocks of their own (one warp a q or k head, one 8-value piece of v
-  // a thread) where every block is on the GPU at once; else one block a token does all three, and
-  // from two blocks an SM on more blocks only repeat the per-block work.
+  // Few tokens: the head rows (a warp a q or k row) and v (an 8-value piece a thread, the gates on
+  // the same threads) in blocks of their own where every block is on the GPU at once; else each of a
+  // token's blocks does all three, one block a token from two blocks an SM on (more only repeat the
+  // per-block work).
   const int warps = kThreads / 32;
   const int head_blocks = int((2 * Hk + warps - 1) / warps), v_blocks = int((Hv * dv / 8 + kThreads - 1) / kThreads);
   const int gate_blocks = int((Hv + kThreads - 1) / kThreads), own = head_blocks + std::max(v_blocks, gate_blocks);
