@@ -15,7 +15,8 @@ void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor
                               Tensor& k, Tensor& gate) {
   const char* op = "attention_query_key_prep";
   Device dev = common_device(op, {&qg, &kraw, &q_norm, &k_norm, &cos, &sin, &q, &k, &gate});
-  expect_dtypes(op, DType::BF16, {{"qg", qg}, {"kraw", kraw}, {"cos", cos}, {"sin", sin}, {"q", q}, {"k", k}, {"gate", gate}});
+  expect_dtypes(op, DType::BF16,
+                {{"qg", qg}, {"kraw", kraw}, {"cos", cos}, {"sin", sin}, {"q", q}, {"k", k}, {"gate", gate}});
   if (q.rank() != 3 || k.rank() != 3 || k.dim(0) != q.dim(0) || k.dim(2) != q.dim(2) || q.dim(2) < 1)
     fail(std::string(op) + ": q is " + q.describe() + " and k " + k.describe() +
          ", expected [T, Hq, d] and [T, Hkv, d] with the same T and d");

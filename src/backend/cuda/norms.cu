@@ -159,7 +159,8 @@ __global__ void attention_query_key_prep_kernel(const __grid_constant__ QueryKey
   load_slots<32, N, V>(src, lane, d, v);
 #pragma unroll
   for (int n = 0; n < N; ++n)
-    wv[n] = is_q ? ld_weight(a.q_norm, a.q_f32, slot_index<32, V>(n, lane)) : ld_weight(a.k_norm, a.k_f32, slot_index<32, V>(n, lane));
+    wv[n] = is_q ? ld_weight(a.q_norm, a.q_f32, slot_index<32, V>(n, lane))
+                 : ld_weight(a.k_norm, a.k_f32, slot_index<32, V>(n, lane));
   if (is_q)
 #pragma unroll
     for (int p = 0; p < N / V; ++p) {
@@ -184,7 +185,8 @@ __global__ void attention_query_key_prep_kernel(const __grid_constant__ QueryKey
     if (i >= 2 * half) continue;
     const int f = i < half ? i : i - half;
     const float c = ld_bf16(a.cos, pos * half + f), s = ld_bf16(a.sin, pos * half + f);
-    out[n] = i < half ? round_bf16(out[n] * c) + round_bf16(-other * s) : round_bf16(out[n] * c) + round_bf16(other * s);
+    out[n] = i < half ? round_bf16(out[n] * c) + round_bf16(-other * s)
+                      : round_bf16(out[n] * c) + round_bf16(other * s);
   }
   store_slots<32, N, V>((is_q ? a.q : a.k) + r * d, lane, d, out);
 }
@@ -290,7 +292,8 @@ void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor
   const int64_t T = q.dim(0), Hq = q.dim(1), Hkv = k.dim(1), d = q.dim(2), half = cos.dim(1);
   if (T == 0) return;
   bool aligned = true;
-  for (const void* p : {qg.data, kraw.data, q.data, k.data, gate.data}) aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
+  for (const void* p : {qg.data, kraw.data, q.data, k.data, gate.data})
+    aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
   if (!aligned || d % 256 != 0 || d > 1024 || half % 8 != 0 || 2 * half > 256) {
     Tensor query = empty(DType::BF16, q.shape, Device::CUDA);
     split_query_gate(qg, query, gate);
@@ -303,9 +306,11 @@ void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor
   QueryKeyRows a{};
   a.qg = static_cast<const uint16_t*>(qg.data), a.kraw = static_cast<const uint16_t*>(kraw.data);
   a.cos = static_cast<const uint16_t*>(cos.data), a.sin = static_cast<const uint16_t*>(sin.data);
-  a.q_norm = q_norm.data, a.k_norm = k_norm.data, a.q_f32 = q_norm.dtype == DType::F32, a.k_f32 = k_norm.dtype == DType::F32;
+  a.q_norm = q_norm.data, a.k_norm = k_norm.data;
+  a.q_f32 = q_norm.dtype == DType::F32, a.k_f32 = k_norm.dtype == DType::F32;
   a.seqs = make_seq_table("attention_query_key_prep", seq_offsets);
-  a.q = static_cast<uint16_t*>(q.data), a.k = static_cast<uint16_t*>(k.data), a.gate = static_cast<uint16_t*>(gate.data);
+  a.q = static_cast<uint16_t*>(q.data), a.k = static_cast<uint16_t*>(k.data);
+  a.gate = static_cast<uint16_t*>(gate.data);
   a.q_rows = T * Hq, a.k_rows = T * Hkv, a.hq = static_cast<int>(Hq), a.hkv = static_cast<int>(Hkv);
   a.d = static_cast<int>(d), a.half = static_cast<int>(half), a.eps = eps;
   const unsigned blocks = blocks_for(a.q_rows + a.k_rows, kBlock / 32);
