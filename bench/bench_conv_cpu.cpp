@@ -2,9 +2,9 @@
 // channels, the mid-block attention), in GFLOP/s; run with TF_THREADS to pick the thread count.
 #include <benchmark/benchmark.h>
 
-#include "backend/attention_single_head.h"
-#include "backend/conv2d.h"
-#include "backend/group_norm.h"
+#include "backend/attention/attention_single_head.h"
+#include "backend/conv/conv2d.h"
+#include "backend/norm/group_norm.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 

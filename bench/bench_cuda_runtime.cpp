@@ -11,10 +11,10 @@
 #include <chrono>
 #include <random>
 
-#include "backend/cuda/check.h"
-#include "backend/cuda/gemm.h"
-#include "backend/cuda/runtime.h"
-#include "backend/upload.h"
+#include "backend/cuda/runtime/check.h"
+#include "backend/cuda/kernels/linear/gemm.h"
+#include "backend/cuda/runtime/runtime.h"
+#include "backend/device/upload.h"
 #include "core/bf16.h"
 #include "core/mapped_file.h"
 #include "core/tensor.h"

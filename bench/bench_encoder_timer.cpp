@@ -14,14 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "core/bytes_hash.h"
 #include "core/error.h"
-#include "families/moss_image/encoder.h"
+#include "families/moss_image/encoder/encoder.h"
 #include "io/checkpoint.h"
 #ifdef TF_HAVE_CUDA
-#include "backend/cuda/check.h"
-#include "backend/cuda/runtime.h"
+#include "backend/cuda/runtime/check.h"
+#include "backend/cuda/runtime/runtime.h"
 #endif
 
 namespace {

@@ -15,7 +15,7 @@
 #endif
 
 #include "backend/cpu/transformer_ops.h"
-#include "backend/linear.h"
+#include "backend/linear/linear.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/parallel.h"

@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "core/error.h"
 #include "families/flux2_vae/model.h"
 #ifdef TF_HAVE_CUDA
-#include "backend/cuda/runtime.h"
+#include "backend/cuda/runtime/runtime.h"
 #endif
 
 namespace {

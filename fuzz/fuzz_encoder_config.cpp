@@ -1,7 +1,7 @@
 // The text encoder's config.json, loaded with the embedded tiny encoder's weights: a clear error
 // (bad config, or weights that do not fit it) or a geometry whose derived sizes are sane.
-#include "families/moss_image/encoder_config.h"
-#include "families/moss_image/encoder_weights.h"
+#include "families/moss_image/encoder/config.h"
+#include "families/moss_image/encoder/weights.h"
 #include "fuzz_target.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda/vae_kernels.h"
+#include "backend/cuda/kernels/conv/vae_kernels.h"
 
 using bf16 = __nv_bfloat16;
 using namespace tf::cuda;

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/tensor.h"
-#include "families/moss_image/encoder.h"
+#include "families/moss_image/encoder/encoder.h"
 
 namespace tf::check {
 

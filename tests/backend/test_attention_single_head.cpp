@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/attention_single_head.h"
+#include "backend/attention/attention_single_head.h"
 #include "check/random_tensor.h"
 #include "core/error.h"
 #include "core/parallel.h"

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "backend/add.h"
-#include "backend/conv2d.h"
-#include "backend/group_norm.h"
-#include "backend/group_norm_conv2d.h"
-#include "backend/upsample_nearest2x.h"
-#include "backend/upsample_nearest2x_conv2d.h"
+#include "backend/elementwise/add.h"
+#include "backend/conv/conv2d.h"
+#include "backend/norm/group_norm.h"
+#include "backend/conv/group_norm_conv2d.h"
+#include "backend/conv/upsample_nearest2x.h"
+#include "backend/conv/upsample_nearest2x_conv2d.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"

@@ -5,7 +5,7 @@
 #ifdef TF_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "backend/cuda/runtime.h"
+#include "backend/cuda/runtime/runtime.h"
 
 namespace tf::test {
 inline bool cuda_gpu_present() {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/gated_delta_rule.h"
+#include "backend/delta_rule/gated_delta_rule.h"
 #include "check/contract/gates.h"
 #include "check/contract/inputs.h"
 #include "check/contract/kernel_contract.h"

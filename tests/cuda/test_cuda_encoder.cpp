@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "backend/embedding.h"
+#include "backend/embed/embedding.h"
 #include "check/compare.h"
 #include "core/bf16.h"
 #include "cuda_test_util.h"
-#include "families/moss_image/encoder.h"
+#include "families/moss_image/encoder/encoder.h"
 #include "io/checkpoint.h"
 
 namespace tf {

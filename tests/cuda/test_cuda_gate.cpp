@@ -10,7 +10,7 @@
 #include "check/encoder_gate.h"
 #include "core/error.h"
 #include "cuda_test_util.h"
-#include "families/moss_image/encoder.h"
+#include "families/moss_image/encoder/encoder.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
 

@@ -3,8 +3,8 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/silu_gated_product.h"
-#include "backend/upload.h"
+#include "backend/elementwise/silu_gated_product.h"
+#include "backend/device/upload.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -12,9 +12,9 @@
 #include "cuda_test_util.h"
 
 #ifdef TF_HAVE_CUDA
-#include "backend/cuda/capture_arena.h"
-#include "backend/cuda/check.h"
-#include "backend/cuda/gemm.h"
+#include "backend/cuda/runtime/capture_arena.h"
+#include "backend/cuda/runtime/check.h"
+#include "backend/cuda/kernels/linear/gemm.h"
 #endif
 
 namespace tf {

@@ -3,11 +3,11 @@
 #include <random>
 #include <vector>
 
-#include "backend/conv2d.h"
-#include "backend/group_norm.h"
-#include "backend/group_norm_conv2d.h"
-#include "backend/upsample_nearest2x.h"
-#include "backend/upsample_nearest2x_conv2d.h"
+#include "backend/conv/conv2d.h"
+#include "backend/norm/group_norm.h"
+#include "backend/conv/group_norm_conv2d.h"
+#include "backend/conv/upsample_nearest2x.h"
+#include "backend/conv/upsample_nearest2x_conv2d.h"
 #include "check/random_tensor.h"
 #include "core/tensor.h"
 #include "cuda_test_util.h"
@@ -15,7 +15,7 @@
 #ifdef TF_HAVE_CUDA
 #include <cuda_bf16.h>
 
-#include "backend/cuda/vae_kernels.h"
+#include "backend/cuda/kernels/conv/vae_kernels.h"
 #endif
 
 namespace tf {

@@ -4,8 +4,8 @@
 
 #include "families/flux2_vae/config.h"
 #include "families/flux2_vae/memory.h"
-#include "families/moss_image/encoder_config.h"
-#include "families/moss_image/memory.h"
+#include "families/moss_image/encoder/config.h"
+#include "families/moss_image/encoder/memory.h"
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;

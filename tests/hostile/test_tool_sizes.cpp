@@ -10,7 +10,7 @@
 #include <functional>
 #include <utility>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "families/flux2_vae/config.h"
 #include "families/flux2_vae/memory.h"
 #include "io/png.h"

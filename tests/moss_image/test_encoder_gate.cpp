@@ -10,7 +10,7 @@
 
 #include "check/encoder_gate.h"
 #include "core/error.h"
-#include "families/moss_image/prompt_encoder.h"
+#include "families/moss_image/encoder/prompt_encoder.h"
 #include "io/safetensors.h"
 
 using namespace tf;

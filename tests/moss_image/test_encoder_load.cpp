@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "backend/embedding.h"
+#include "backend/embed/embedding.h"
 #include "core/error.h"
-#include "families/moss_image/encoder.h"
+#include "families/moss_image/encoder/encoder.h"
 #include "io/checkpoint.h"
 #include "io/json_file.h"
 #include "io/safetensors.h"

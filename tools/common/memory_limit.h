@@ -4,7 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <memory>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 
 namespace tf::tools {
 

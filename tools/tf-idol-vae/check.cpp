@@ -1,7 +1,7 @@
 // tf-idol-vae check: the reference gate against a case from python/cases/idol_case.py vae.
 #include <iostream>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "check/idol_vae_gate.h"
 #include "common/command.h"
 

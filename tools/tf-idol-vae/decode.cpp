@@ -2,7 +2,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "common/command.h"
 #include "common/memory_limit.h"
 #include "core/error.h"

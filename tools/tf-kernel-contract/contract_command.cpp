@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <string>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "check/contract/kernel_contract.h"
 #include "check/contract/limits.h"
 #include "check/contract/runner.h"

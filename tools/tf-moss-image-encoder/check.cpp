@@ -4,11 +4,11 @@
 #include <memory>
 #include <string>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "check/encoder_gate.h"
 #include "common/command.h"
 #include "core/error.h"
-#include "families/moss_image/prompt_encoder.h"
+#include "families/moss_image/encoder/prompt_encoder.h"
 
 namespace {
 

@@ -7,17 +7,17 @@
 #include <memory>
 #include <string>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "common/command.h"
 #include "common/memory_limit.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "families/moss_image/memory.h"
-#include "families/moss_image/prompt_encoder.h"
+#include "families/moss_image/encoder/memory.h"
+#include "families/moss_image/encoder/prompt_encoder.h"
 #include "io/safetensors.h"
 #include "text/utf8.h"
 #ifdef TF_HAVE_CUDA
-#include "backend/cuda/runtime.h"
+#include "backend/cuda/runtime/runtime.h"
 #endif
 
 namespace {

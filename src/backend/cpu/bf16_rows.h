@@ -19,7 +19,7 @@ inline float ld_weight(const Tensor& w, int64_t i) {
 }
 
 // A residual add's d at element i of h: BF16 as stored, or a product's F32 k-share sums [P, rows, n]
-// added in share order and rounded to bf16, as the product would have (backend/linear.h).
+// added in share order and rounded to bf16, as the product would have (backend/linear/linear.h).
 inline float residual_delta(const Tensor& d, int64_t i) {
   if (d.dtype == DType::BF16) return ld(bf16_ptr(d), i);
   const float* s = static_cast<const float*>(d.data);

@@ -7,7 +7,7 @@
 
 #include "backend/cpu/bf16_rows.h"
 #include "backend/cpu/transformer_ops.h"
-#include "backend/gated_delta_rule.h"
+#include "backend/delta_rule/gated_delta_rule.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {

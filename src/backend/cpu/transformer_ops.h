@@ -1,9 +1,9 @@
 #pragma once
 // The CPU kernels behind backend/<op>.h (the shared list in backend/transformer_kernels.inc).
 // Rounding points are documented on each op's backend header.
-#include "backend/embedding.h"
-#include "backend/linear.h"
-#include "backend/seq_offsets.h"
+#include "backend/embed/embedding.h"
+#include "backend/linear/linear.h"
+#include "backend/device/seq_offsets.h"
 #include "core/tensor.h"
 
 namespace tf::cpu {

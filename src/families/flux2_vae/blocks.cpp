@@ -2,11 +2,11 @@
 
 #include <cmath>
 
-#include "backend/attention_single_head.h"
-#include "backend/conv2d.h"
-#include "backend/group_norm.h"
-#include "backend/group_norm_conv2d.h"
-#include "backend/upsample_nearest2x_conv2d.h"
+#include "backend/attention/attention_single_head.h"
+#include "backend/conv/conv2d.h"
+#include "backend/norm/group_norm.h"
+#include "backend/conv/group_norm_conv2d.h"
+#include "backend/conv/upsample_nearest2x_conv2d.h"
 
 namespace tf::flux2_vae {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "backend/device.h"
+#include "backend/device/device.h"
 #include "families/flux2_vae/config.h"
 
 namespace tf::flux2_vae {

@@ -1,5 +1,5 @@
 // add: y = a + b in fp32, one rounding (the VAE's residual sums).
-#include "backend/add.h"
+#include "backend/elementwise/add.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
 

@@ -3,7 +3,7 @@
 //   t_j = exp(s_j - m); l = fp32 sum t_j (a streaming first pass adds up to n - 1 rescales, 5u each);
 //   p_j = bf16(t_j / l) (division, or multiplication by 1 / l: modelled as the latter, 2 roundings);
 //   o = bf16(fp32 dot(p, v)).
-#include "backend/attention_causal_gqa.h"
+#include "backend/attention/attention_causal_gqa.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,9 +1,9 @@
 // attention_query_key_prep: query and gate split from qg (exact copies), then q = rope(norm(query,
 // q_norm)) and k = rope(norm(kraw, k_norm)) with rms_norm_zero_centred's and rope_partial's
 // rounding points.
-#include "backend/attention_query_key_prep.h"
+#include "backend/attention/attention_query_key_prep.h"
 #include "backend/cpu/transformer_ops.h"
-#include "backend/rope_tables.h"
+#include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -4,11 +4,11 @@
 //   t_j = exp(s_j - m), plus what a streaming softmax adds: each of at most R = N - 1 rescales
 //         multiplies by exp(m_old - m_new) (4u) and rounds the product (1u), so 5u R relative;
 //   l = fp32 sum of t_j;  o_c = fp32 dot(t, v_c) / l.
-// CUDA (declared in backend/attention_single_head.h): both products on split-bf16 tensor cores,
+// CUDA (declared in backend/attention/attention_single_head.h): both products on split-bf16 tensor cores,
 // the whole row's softmax at once: s_j = fp32(split dot(q_i, k_j)) * scale; t_j = exp(s_j - m);
 // l = sum of t_j (in double, rounded once: within the fp32 sum's bound); p_j = t_j / l;
 // o_c = split dot(p, v_c).
-#include "backend/attention_single_head.h"
+#include "backend/attention/attention_single_head.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
 

@@ -1,6 +1,6 @@
 // causal_conv1d_silu: c = bf16(sum_j w[ch, j] x[t - K + 1 + j, ch]) (fp32 sum of K exact products,
 // zeros before each sequence's start), y = bf16(silu(c)).
-#include "backend/causal_conv1d_silu.h"
+#include "backend/conv/causal_conv1d_silu.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,8 +1,8 @@
 // causal_conv1d_silu_delta_net_prep: the conv's contract (causal_conv1d_silu.cpp) feeding the prep's
 // (delta_net_prep.cpp); the conv's bf16 output is a rounding point even though no tensor holds it.
-#include "backend/causal_conv1d_silu.h"
-#include "backend/causal_conv1d_silu_delta_net_prep.h"
-#include "backend/delta_net_prep.h"
+#include "backend/conv/causal_conv1d_silu.h"
+#include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
+#include "backend/delta_rule/delta_net_prep.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -2,9 +2,9 @@
 // Rounding model: each product of a bf16 weight and an fp32 input is one fp32 rounding; the
 // products, the bias and the residual are one fp32 sum of n + 2 terms in any order (which covers
 // "bias last, residual after" and "accumulator started from the bias" alike).
-// CUDA (declared in backend/conv2d.h): each input enters as its bf16 split, so each product is the
+// CUDA (declared in backend/conv/conv2d.h): each input enters as its bf16 split, so each product is the
 // two exact terms w * hi + w * lo of a sum of 2n + 2 terms.
-#include "backend/conv2d.h"
+#include "backend/conv/conv2d.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
 

@@ -1,7 +1,7 @@
 // Copies with no arithmetic: embedding (row gather) and split_query_gate (per-head halves).
 // The allowance is zero everywhere: every bit must arrive.
-#include "backend/embedding.h"
-#include "backend/split_query_gate.h"
+#include "backend/embed/embedding.h"
+#include "backend/attention/split_query_gate.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -2,7 +2,7 @@
 //   q = (q32 * rsqrt(fp32 sum q32^2 + 1e-6)) * dk^-0.5;  k = k32 * rsqrt(fp32 sum k32^2 + 1e-6);  v = float(v);
 //   beta = bf16(sigmoid(b));  g = -exp(A_log) * softplus(a + dt_bias)   (fp32)
 // 1 / sqrt(x) (two correct roundings) lies inside rsqrt's 2-ulp budget.
-#include "backend/delta_net_prep.h"
+#include "backend/delta_rule/delta_net_prep.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

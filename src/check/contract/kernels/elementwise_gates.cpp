@@ -1,7 +1,7 @@
 // silu_gated_product: y = bf16(bf16(silu(gate)) * up);  sigmoid_gate: y = bf16(x * bf16(sigmoid(gate))).
 // Two rounding points each, as torch's bf16 tensors have them.
-#include "backend/sigmoid_gate.h"
-#include "backend/silu_gated_product.h"
+#include "backend/elementwise/sigmoid_gate.h"
+#include "backend/elementwise/silu_gated_product.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,6 +1,6 @@
 #pragma once
 // The moss_image encoder ops' contract registrations; `cuda` says whether the op has a CUDA kernel.
-#include "backend/seq_offsets.h"
+#include "backend/device/seq_offsets.h"
 #include "check/contract/kernel_contract.h"
 
 namespace tf::contract {

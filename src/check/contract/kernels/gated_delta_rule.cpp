@@ -9,7 +9,7 @@
 // The output o_j = S_j . q then carries ||E_j|| ||q|| (1 + gamma(dk)) besides its own fp32 sum.
 #include "check/contract/kernels/gated_delta_rule_model.h"
 
-#include "backend/gated_delta_rule.h"
+#include "backend/delta_rule/gated_delta_rule.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -3,7 +3,7 @@
 // packed sequences; its controls add the chunked form's own faults to the recurrence's.
 #include <cmath>
 
-#include "backend/gated_delta_rule.h"
+#include "backend/delta_rule/gated_delta_rule.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 #include "check/contract/kernels/gated_delta_rule_model.h"

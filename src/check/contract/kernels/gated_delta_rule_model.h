@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/seq_offsets.h"
+#include "backend/device/seq_offsets.h"
 #include "check/contract/inputs.h"
 #include "check/contract/kernel_contract.h"
 

@@ -4,7 +4,7 @@
 //   var = fp32 sum of d * d / count;  r = rsqrt(var + eps);  y = (d * r) * gamma + beta;  silu(y).
 // A kernel with fp64 statistics lies far inside this; a one-pass E[x^2] - E[x]^2 in fp32 does not
 // (gate 4's large-mean groups).
-#include "backend/group_norm.h"
+#include "backend/norm/group_norm.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
 

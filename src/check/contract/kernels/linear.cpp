@@ -1,6 +1,6 @@
 // linear: y[t, o] = bf16(sum_k x[t, k] w[o, k]); bf16 x bf16 products are exact in fp32, one fp32
 // sum of K terms in any order, one rounding to bf16.
-#include "backend/linear.h"
+#include "backend/linear/linear.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

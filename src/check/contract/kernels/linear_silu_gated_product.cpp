@@ -1,7 +1,7 @@
 // linear_silu_gated_product: gate = bf16(sum_k x w_gate), up = bf16(sum_k x w_up) (linear's contract),
 // y = bf16(bf16(silu(gate)) * up) (silu_gated_product's); gate and up are rounding points though no
 // tensor may hold them.
-#include "backend/linear_silu_gated_product.h"
+#include "backend/linear/linear_silu_gated_product.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,6 +1,6 @@
 // residual_add: h = bf16(h + d) in place; bf16 + bf16 in fp32 then one rounding. d may be a
 // product's fp32 k-share sums [P, rows, n]: d = bf16(((d_0 + d_1) + ...) + d_{P-1}) first.
-#include "backend/residual_add.h"
+#include "backend/elementwise/residual_add.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,7 +1,7 @@
 // rms_norm_gated (Qwen3_5RMSNormGated), per row of d values:
 //   n = bf16(x * rsqrt(fp32 sum x^2 / d + eps));  t = bf16(w * n) for a bf16 w (exact fp32 product for F32 w);
 //   y = bf16(t * silu(z))  (fp32).
-#include "backend/rms_norm_gated.h"
+#include "backend/norm/rms_norm_gated.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,6 +1,6 @@
 // rms_norm_zero_centred (and the fused residual add ahead of it):
 //   r = rsqrt(fp32 sum(x^2) / d + eps);  y = bf16((x * r) * (1 + w))   (fp32 products, one rounding)
-#include "backend/rms_norm_zero_centred.h"
+#include "backend/norm/rms_norm_zero_centred.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

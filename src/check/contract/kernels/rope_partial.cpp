@@ -1,8 +1,8 @@
 // rope_partial: y[i] = bf16(bf16(x[i] c) + bf16(rot[i] s)) on the first 2 * half dims (positions
 // restart per sequence), the rest copied. bf16 x bf16 products are exact in fp32; the sum of two
 // bf16 values too, unless their exponents are far apart.
-#include "backend/rope_partial.h"
-#include "backend/rope_tables.h"
+#include "backend/rope/rope_partial.h"
+#include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

@@ -1,7 +1,7 @@
 // make_rope_tables (host, fp32 as transformers' default rope):
 //   inv_freq[j] = 1 / pow(theta, 2j / rotary_dim);  angle = pos * inv_freq[j];  cos, sin -> bf16.
 // pow is budgeted like CUDA's powf (4 ulp = 8u), which covers glibc's.
-#include "backend/rope_tables.h"
+#include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 

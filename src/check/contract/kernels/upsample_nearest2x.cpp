@@ -1,5 +1,5 @@
 // upsample_nearest2x: y[c, i, j] = x[c, i / 2, j / 2], a copy: the allowance is zero everywhere.
-#include "backend/upsample_nearest2x.h"
+#include "backend/conv/upsample_nearest2x.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
 

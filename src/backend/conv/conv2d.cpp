@@ -1,0 +1,45 @@
+#include "backend/conv/conv2d.h"
+
+#include "backend/cpu/vae_ops.h"
+#include "backend/device/dispatch.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/kernels/conv/vae_ops.h"
+#endif
+
+namespace tf {
+
+void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
+                  const Tensor& y, const Tensor* residual) {
+  expect_dtype(op, "x", x, DType::F32);
+  expect_dtypes(op, DType::BF16, {{"w", w}, {"bias", bias}});
+  expect_dtype(op, "y", y, DType::F32);
+  require(x.rank() == 3, std::string(op) + ": x is " + x.describe() + ", expected [Ci, H, W]");
+  require(w.rank() == 4, std::string(op) + ": w is " + w.describe() + ", expected [Co, Ci, kh, kw]");
+  require(g.stride >= 1 && g.pad_top >= 0 && g.pad_left >= 0 && g.pad_bottom >= 0 && g.pad_right >= 0,
+          std::string(op) + ": stride must be >= 1 and padding >= 0");
+  const int64_t co = w.dim(0), ci = w.dim(1), kh = w.dim(2), kw = w.dim(3);
+  require(x.dim(0) == ci, std::string(op) + ": x is " + x.describe() + " but w is " + w.describe() +
+                              " (input channels differ)");
+  require(x.dim(1) + g.pad_top + g.pad_bottom >= kh && x.dim(2) + g.pad_left + g.pad_right >= kw,
+          std::string(op) + ": padded input " + x.describe() + " is smaller than the kernel " + w.describe());
+  expect_shape(op, "bias", bias, {co});
+  const int64_t ho = conv2d_out_extent(x.dim(1), static_cast<int>(kh), g.stride, g.pad_top, g.pad_bottom);
+  const int64_t wo = conv2d_out_extent(x.dim(2), static_cast<int>(kw), g.stride, g.pad_left, g.pad_right);
+  expect_shape(op, "y", y, {co, ho, wo});
+  if (residual) {
+    expect_dtype(op, "residual", *residual, DType::F32);
+    expect_shape(op, "residual", *residual, {co, ho, wo});
+    require(residual->data != y.data || y.numel() == 0, std::string(op) + ": residual may not alias y");
+  }
+  require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
+}
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual) {
+  const char* op = "conv2d";
+  check_conv2d(op, x, w, bias, g, y, residual);
+  const Device d = residual ? common_device(op, {&x, &w, &bias, &y, residual}) : common_device(op, {&x, &w, &bias, &y});
+  run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual);
+}
+
+}  // namespace tf

@@ -1,0 +1,206 @@
+// Convolution as an implicit GEMM: M = Co, N = Ho*Wo, K = Ci*kh*kw; the channel-major output
+// [Co, Ho*Wo] is the GEMM's C exactly, and the im2col matrix is gathered tile by tile, never stored.
+#include <string>
+
+#include "backend/cuda/runtime/launch_check.h"
+#include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
+#include "backend/cuda/kernels/split_products/tma_gemm.h"
+#include "backend/cuda/kernels/conv/vae_kernels.h"
+
+namespace tf::cuda {
+
+void conv_output_size(ConvShape& s) {
+  const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
+  s.Ho = (H + s.pad_top + s.pad_bottom - s.kh) / s.stride + 1;
+  s.Wo = (W + s.pad_left + s.pad_right - s.kw) / s.stride + 1;
+}
+
+namespace {
+int g_tile_n = 64;     // output positions per block tile (mma.sync kernel)
+bool g_wgmma = true;   // the wgmma kernel where the gather allows it
+bool g_tma = true;     // of the wgmma kernels, the TMA-fed one where it applies
+
+// Convolutions the TMA kernel takes: 64-deep channel tiles, 3x3 at stride 1 or 2, 1x1 at stride 1.
+bool tma_applies(const ConvShape& s) {
+  return g_wgmma && g_tma && s.Ci % 64 == 0 && s.kh == s.kw && split_tma_supports(s.Ci, s.kh, s.stride, false) &&
+         (s.kh == 3 || s.stride == 1);
+}
+
+size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
+}  // namespace
+
+void set_conv_wgmma(bool on) { g_wgmma = on; }
+void set_split_tma(bool on) { g_tma = on; }
+bool split_tma_enabled() { return g_tma; }
+
+void set_conv_tile_n(int n) {
+  if (n != 64 && n != 128) fail("conv2d (cuda): tile width " + std::to_string(n) + " (64 or 128)");
+  g_tile_n = n;
+}
+
+size_t conv_workspace_bytes(const ConvShape& s) {
+  const bool tap_major = s.kh == 3 && s.Ci % 32 == 0;
+  const size_t weights = tap_major ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
+  if (!tma_applies(s)) return weights;
+  const size_t picture = size_t(s.Ci) * (s.upsample_input ? 4 : 1) * s.H * s.W * sizeof(__nv_bfloat16);
+  return aligned(weights) + 2 * aligned(picture);  // tap-major weights, x hi, x lo (channels last)
+}
+
+namespace {
+
+// wp[co, tap * Ci + ci] = w[co, ci, tap]
+__global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int taps, int64_t total,
+                                          __nv_bfloat16* __restrict__ wp) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // index into w
+  if (i >= total) return;
+  const int64_t per_co = int64_t(Ci) * taps;
+  const int64_t co = i / per_co;
+  const int rem = int(i - co * per_co), ci = rem / taps, tap = rem - ci * taps;
+  wp[co * per_co + int64_t(tap) * Ci + ci] = w[i];
+}
+
+template <int NT, class Gather>
+void run_gemm_nt(const gemm::Bf16KContig& a, const Gather& b, const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace gemm;
+  auto kernel = split_gemm_kernel<Bf16KContig, Gather, NT>;
+  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
+  if (!attr) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)),
+               "conv2d: shared memory limit");
+    attr = true;
+  }
+  const unsigned grid = unsigned((e.M + BM - 1) / BM) * unsigned((e.N + NT * 32 - 1) / (NT * 32));
+  kernel<<<grid, THREADS, kSmemBytes, stream>>>(a, b, e);
+  check_launch("conv2d (split_gemm_kernel)");
+}
+
+template <class Gather>
+bool run_wgmma(const gemm::Bf16KContig&, const Gather&, const gemm::Epilogue&, cudaStream_t) {
+  return false;
+}
+
+// The tap-major gather with 64-deep taps: the wgmma kernel.
+template <int STRIDE, bool UP>
+bool run_wgmma(const gemm::Bf16KContig& a, const gemm::ConvGatherTapMajor<STRIDE, UP>& b, const gemm::Epilogue& e,
+               cudaStream_t stream) {
+  if (!g_wgmma || b.Ci % 64 != 0 || b.K % 64 != 0 || !a.vec16) return false;
+  auto kernel = gemm_wgmma::conv_wgmma_kernel<STRIDE, UP>;
+  static bool attr = false;
+  if (!attr) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(gemm_wgmma::kSmemBytes)),
+               "conv2d: shared memory limit");
+    attr = true;
+  }
+  const unsigned grid = unsigned((e.M + gemm_wgmma::BM - 1) / gemm_wgmma::BM) *
+                        unsigned((e.N + gemm_wgmma::BN - 1) / gemm_wgmma::BN);
+  kernel<<<grid, gemm_wgmma::THREADS, gemm_wgmma::kSmemBytes, stream>>>(a, b, e);
+  check_launch("conv2d (conv_wgmma_kernel)");
+  return true;
+}
+
+template <class Gather>
+void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias, const float* residual, float* y,
+              int Co, cudaStream_t stream) {
+  using namespace gemm;
+  const int K = b.K, N = b.rows;
+  Bf16KContig a{w, Co, K, (K % 8 == 0) && (reinterpret_cast<uintptr_t>(w) % 16 == 0)};
+  Epilogue e{y, N, 1.f, bias, residual, Co, N};
+  if (run_wgmma(a, b, e, stream)) return;
+  if (g_tile_n == 64) return run_gemm_nt<2>(a, b, e, stream);
+  run_gemm_nt<4>(a, b, e, stream);
+}
+
+// The 3x3 weights reordered tap-major at the workspace's start (the next free byte after them in *rest).
+const __nv_bfloat16* tap_major_weights(const __nv_bfloat16* w, const ConvShape& s, void* workspace,
+                                       unsigned char** rest, cudaStream_t stream) {
+  const int64_t total = int64_t(s.Co) * s.Ci * 9;
+  auto* wp = static_cast<__nv_bfloat16*>(workspace);
+  permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
+  check_launch("conv2d (permute_weights_tap_major)");
+  *rest = static_cast<unsigned char*>(workspace) + aligned(size_t(total) * sizeof(__nv_bfloat16));
+  return wp;
+}
+
+template <int STRIDE, bool UP>
+void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
+                   const ConvShape& s, void* workspace, cudaStream_t stream) {
+  const int K = s.Ci * 9;
+  unsigned char* rest = nullptr;
+  const __nv_bfloat16* wp = tap_major_weights(w, s, workspace, &rest, stream);
+  gemm::ConvGatherTapMajor<STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
+                                         s.Ho, s.Wo, s.pad_top, s.pad_left, s.Ci, 3, s.Ho * s.Wo, K};
+  run_gemm(wp, b, bias, residual, y, s.Co, stream);
+}
+
+void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
+             const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
+  auto* ws = static_cast<unsigned char*>(workspace);
+  const __nv_bfloat16* wk = s.kh == 3 ? tap_major_weights(w, s, workspace, &ws, stream) : w;
+  auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
+  auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
+  launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
+  const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
+  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
+                   stream);
+}
+
+template <int KS, int STRIDE, bool UP>
+void run(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
+         const ConvShape& s, cudaStream_t stream) {
+  gemm::ConvGather<KS, STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
+                                     s.Ho, s.Wo, s.pad_top, s.pad_left, s.Ho * s.Wo, s.Ci * KS * KS};
+  run_gemm(w, b, bias, residual, y, s.Co, stream);
+}
+
+}  // namespace
+
+namespace {
+
+// The geometry every CUDA convolution kernel here supports; op names the caller in the error.
+void check_conv_shape(const char* op, const ConvShape& s) {
+  const std::string name = std::string(op) + " (cuda): ";
+  if (s.kh != s.kw || (s.kh != 1 && s.kh != 3))
+    fail(name + "kernel " + std::to_string(s.kh) + "x" + std::to_string(s.kw) + " unsupported (1x1 or 3x3)");
+  if (s.stride != 1 && s.stride != 2) fail(name + "stride " + std::to_string(s.stride) + " unsupported");
+  if (int64_t(s.Ho) * s.Wo >= (int64_t(1) << 31) || int64_t(s.Ci) * s.kh * s.kw >= (int64_t(1) << 31))
+    fail(name + "problem too large for 32-bit tile indices");
+}
+
+}  // namespace
+
+void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  check_conv_shape("conv2d", s);
+  const bool up = s.upsample_input;
+  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream);
+  if (conv_workspace_bytes(s) > 0) {
+    if (s.stride == 1 && !up) return run_tap_major<1, false>(x, w, bias, residual, y, s, workspace, stream);
+    if (s.stride == 1 && up) return run_tap_major<1, true>(x, w, bias, residual, y, s, workspace, stream);
+    return run_tap_major<2, false>(x, w, bias, residual, y, s, workspace, stream);
+  }
+  if (s.kh == 3 && s.stride == 1 && !up) return run<3, 1, false>(x, w, bias, residual, y, s, stream);
+  if (s.kh == 3 && s.stride == 1 && up) return run<3, 1, true>(x, w, bias, residual, y, s, stream);
+  if (s.kh == 3 && s.stride == 2 && !up) return run<3, 2, false>(x, w, bias, residual, y, s, stream);
+  if (s.kh == 1 && s.stride == 1 && !up && s.Ci % 32 == 0) {  // one tap: depth order is already ci
+    gemm::ConvGatherTapMajor<1, false> b{x, s.H, s.W, s.W, int64_t(s.H) * s.W, s.Ho, s.Wo, s.pad_top, s.pad_left,
+                                         s.Ci, 1, s.Ho * s.Wo, s.Ci};
+    return run_gemm(w, b, bias, residual, y, s.Co, stream);
+  }
+  if (s.kh == 1 && s.stride == 1 && !up) return run<1, 1, false>(x, w, bias, residual, y, s, stream);
+  fail("conv2d (cuda): this kernel/stride/upsample combination is not built");
+}
+
+bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
+
+void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
+                              const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
+                              void* workspace, cudaStream_t stream) {
+  check_conv_shape("group_norm_conv2d", s);
+  if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off or "
+                            "channels not a multiple of 64)");
+  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);
+}
+
+}  // namespace tf::cuda

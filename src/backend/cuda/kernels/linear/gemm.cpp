@@ -1,0 +1,156 @@
+#include "backend/cuda/kernels/linear/gemm.h"
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "backend/cuda/runtime/check.h"
+#include "backend/linear/linear.h"
+#include "core/env_switch.h"
+#include "core/error.h"
+
+namespace tf::cuda {
+
+namespace {
+
+// A row's sum order must not depend on how many rows share the product (a prompt packed with its
+// negative gives the prompt's own bytes), so up to the reference row count, the most a pack holds,
+// the algorithm is chosen once per weight shape and reused; a longer product is one sequence's own
+// and gets the algorithm chosen for its row count.
+constexpr int64_t kReferenceRows = kLinearPackedRows;
+
+struct RowLayouts {
+  cublasLtMatrixLayout_t b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};  // the weight shape's algorithm, or this row count's own where it can't run
+};
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  std::map<int64_t, RowLayouts> rows;
+};
+
+using Key = std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t>;  // n, k, alignments
+
+std::mutex g_mu;
+std::map<Key, Plan> g_plans;
+
+uint32_t alignment_of(const void* p) {
+  auto u = reinterpret_cast<uintptr_t>(p);
+  uint32_t a = 256;
+  while (a > 2 && (u % a) != 0) a /= 2;
+  return a;
+}
+
+// Column-major view: y^T [n, m] = (w [n, k] as col-major k x n)^T . (x [m, k] as col-major k x m).
+RowLayouts make_row_layouts(int64_t m, int64_t n, int64_t k) {
+  RowLayouts r;
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&r.b, CUDA_R_16BF, k, m, k));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&r.c, CUDA_R_16BF, n, m, n));
+  return r;
+}
+
+cublasLtMatmulAlgo_t heuristic_algo(const Plan& p, const RowLayouts& r, int64_t m, int64_t n, int64_t k,
+                                    uint32_t align_x, uint32_t align_w, uint32_t align_y) {
+  cublasLtMatmulPreference_t pref = nullptr;
+  TF_CUBLAS(cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = lt_workspace_bytes();
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+  // split-K partials may only be reduced in fp32 (never rounded to bf16 in between, never atomics)
+  uint32_t schemes = CUBLASLT_REDUCTION_SCHEME_NONE | CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE;
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, &schemes,
+                                                 sizeof schemes));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &align_w,
+                                                 sizeof align_w));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &align_x,
+                                                 sizeof align_x));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &align_y,
+                                                 sizeof align_y));
+  TF_CUBLAS(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &align_y,
+                                                 sizeof align_y));
+  cublasLtMatmulHeuristicResult_t res{};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt_handle(), p.op, p.a, r.b, r.c, r.c, pref, 1, &res, &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st != CUBLAS_STATUS_SUCCESS || found == 0)
+    fail("cuBLASLt has no bf16 algorithm for a [" + std::to_string(m) + ", " + std::to_string(k) + "] x [" +
+         std::to_string(n) + ", " + std::to_string(k) + "]^T product (status " + std::to_string(int(st)) + ")");
+  return res.algo;
+}
+
+Plan make_plan(const Key& key) {
+  auto [n, k, align_x, align_w, align_y] = key;
+  Plan p;
+  TF_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+  TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
+  RowLayouts ref = make_row_layouts(kReferenceRows, n, k);
+  p.algo = heuristic_algo(p, ref, kReferenceRows, n, k, align_x, align_w, align_y);
+  cublasLtMatrixLayoutDestroy(ref.b);
+  cublasLtMatrixLayoutDestroy(ref.c);
+  return p;
+}
+
+const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
+  auto it = p.rows.find(m);
+  if (it != p.rows.end()) return it->second;
+  auto [n, k, align_x, align_w, align_y] = key;
+  RowLayouts r = make_row_layouts(m, n, k);
+  cublasLtMatmulHeuristicResult_t check{};
+  r.algo = p.algo;
+  if (m > kReferenceRows ||
+      cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
+      check.workspaceSize > lt_workspace_bytes())
+    r.algo = heuristic_algo(p, r, m, n, k, align_x, align_w, align_y);
+  return p.rows.emplace(m, r).first->second;
+}
+
+}  // namespace
+
+void gemm_bf16_xwt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
+  const StreamingWeight one{w, y, n};
+  gemm_bf16_xwt_group(x, m, k, std::span(&one, 1));
+}
+
+void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const StreamingWeight> ws) {
+  if (m == 0) return;
+  require(k > 0, "gemm_bf16_xwt: empty inner dimension");
+  if (!gemm_cublaslt_forced() && gemm_streaming_fits(m, k, x, ws)) return gemm_streaming(x, m, k, ws);
+  for (const StreamingWeight& w : ws) gemm_cublaslt(x, w.w, w.y, m, w.n, k);
+}
+
+void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
+  if (m == 0 || n == 0) return;
+  require(k > 0, "gemm_bf16_xwt: empty inner dimension");
+  Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
+  const Plan* plan;
+  const RowLayouts* r;
+  {
+    std::lock_guard<std::mutex> l(g_mu);
+    auto it = g_plans.find(key);
+    if (it == g_plans.end()) it = g_plans.emplace(key, make_plan(key)).first;
+    plan = &it->second;
+    r = &row_layouts(it->second, key, m);
+  }
+  const float one = 1.0f, zero = 0.0f;
+  mark_streaming_launch(false);
+  TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, r->b, &zero, y, r->c, y, r->c,
+                           &r->algo, lt_workspace(), lt_workspace_bytes(), stream()));
+}
+
+bool gemm_cublaslt_forced() {
+  static const bool on = env_switch("TF_GEMM", {"auto", "cublaslt"}) == "cublaslt";
+  return on;
+}
+
+int gemm_cached_plans() {
+  std::lock_guard<std::mutex> l(g_mu);
+  return static_cast<int>(g_plans.size());
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,48 @@
+// linear on CUDA: the streaming kernel up to 128 rows, cuBLASLt above (backend/cuda/kernels/linear/gemm.h).
+#include <vector>
+
+#include "backend/cuda/kernels/linear/gemm.h"
+#include "backend/cuda/kernels/transformer_ops.h"
+#include "core/env_switch.h"
+
+namespace tf::cuda {
+
+// Packing prompts relies on the streaming kernel's row range (backend/linear/linear.h).
+static_assert(kStreamingRows == kLinearPackedRows, "the packed-rows limit must be the streaming kernel's");
+
+void linear(const Tensor& x, const Tensor& w, Tensor& y) {
+  if (y.dtype == DType::F32) return gemm_streaming_shares(x.data, x.dim(0), x.dim(1), w.data, w.dim(0), y.ptr<float>());
+  gemm_bf16_xwt(x.data, w.data, y.data, x.dim(0), w.dim(0), x.dim(1));
+}
+
+// The streaming kernel's shares, where it runs (not under TF_GEMM=cublaslt) and where they are
+// more than one; TF_LINEAR_SHARES=0 offers none (to compare).
+int64_t linear_k_shares(int64_t rows, int64_t k, int64_t n) {
+  static const bool on = env_switch("TF_LINEAR_SHARES", {"1", "0"}) == "1";
+  if (!on || gemm_cublaslt_forced() || rows < 1 || rows > kStreamingRows) return 0;
+  return streaming_share_count(k, n);
+}
+
+void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {
+  std::vector<StreamingWeight> ws;
+  for (const LinearPart& p : parts) ws.push_back({p.w->data, p.y->data, p.w->dim(0)});
+  for (size_t i = 0; i < ws.size(); i += kMaxStreamingWeights)
+    gemm_bf16_xwt_group(x.data, x.dim(0), x.dim(1),
+                        std::span(ws).subspan(i, std::min<size_t>(kMaxStreamingWeights, ws.size() - i)));
+}
+
+// One streaming launch where the kernel applies (its geometry, no k shares, not TF_GEMM=cublaslt,
+// not TF_GATED_IN_PRODUCT=off); else the two products and the elementwise kernel: the same bytes.
+void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y) {
+  static const bool fused = env_switch("TF_GATED_IN_PRODUCT", {"on", "off"}) == "on";
+  const int64_t n = x.dim(0), K = x.dim(1), N = w_gate.dim(0);
+  if (n == 0 || N == 0) return;
+  if (fused && !gemm_cublaslt_forced() && gemm_streaming_silu_gated(x.data, n, K, w_gate.data, w_up.data, N, y.data))
+    return;
+  Tensor gate = empty(DType::BF16, y.shape, Device::CUDA), up = empty(DType::BF16, y.shape, Device::CUDA);
+  const LinearPart parts[2] = {{&w_gate, &gate}, {&w_up, &up}};
+  linear_shared_input(x, parts);
+  silu_gated_product(gate, up, y);
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,325 @@
+#pragma once
+// The convolution's implicit GEMM with both operands brought by the tensor memory accelerator:
+// C[Co, positions] = W[Co, K] . im2col(x)[K, positions], K = tap * Ci + ci, Ci % 64 == 0.
+// The activations are first split once into channels-last bf16 hi and lo pictures
+// (split_channels_last); a K tile is then one tap's 64 channels of a BH x BW rectangle of output
+// positions, which TMA reads as a box of the hi or lo picture shifted by the tap (stride 2 as an
+// element stride; the padding is the box reaching outside the picture, read as zeros).
+// Numerics are conv_wgmma_kernel's exactly (same split, same K order, per k16 w * lo then w * hi
+// into a fresh per-K-tile accumulator added to the running one), so the bytes are the same.
+// Warp-specialised and persistent: warpgroup 0's first thread issues the loads STAGES tiles ahead,
+// warpgroups 1 and 2 multiply 64 Co rows each; blocks loop over output tiles.
+// With A_SPLIT the A operand is an fp32 matrix split into hi and lo as well (the attention's
+// products, each a 1x1 convolution over a one-row picture): per k16 A_hi B_lo, A_hi B_hi, A_lo B_hi,
+// the order of split_wgmma_f32_kernel.
+#include <cuda.h>
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "backend/cuda/kernels/norm/group_norm_affine.cuh"
+#include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
+#include "backend/cuda/primitives/tma.cuh"
+#include "backend/cuda/primitives/wgmma.cuh"
+
+namespace tf::cuda::conv_tma {
+
+constexpr int BM = 128, BN = 128, BK = 64, THREADS = 384;
+constexpr int kTileBytes = 128 * BK * 2;  // one operand tile: 128 rows of 128 bytes
+template <bool A_SPLIT>
+constexpr int kTilesPerStage = A_SPLIT ? 4 : 3;  // (A hi, A lo,) B hi, B lo
+template <bool A_SPLIT>
+constexpr int kStages = A_SPLIT ? 3 : 4;  // as many as fit in 227 KB
+// The epilogue's staging rows: each consumer warp writes 8 Co rows of its sums at a time, 128 positions each.
+constexpr int kOutRowsPerWarp = 8;
+constexpr size_t kOutBytes = size_t(8) * kOutRowsPerWarp * BN * sizeof(float);  // 8 consumer warps
+// Without a residual the launch leaves the staging rows out (more of the SM's memory stays L1).
+template <bool A_SPLIT>
+constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes + 1024 +
+                              2 * kStages<A_SPLIT> * sizeof(uint64_t);
+
+constexpr int kSplitPositions = 128;  // positions per block of the split pass, 32 at a time
+
+// x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws;
+// through GroupNorm's map when NORM) -> hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi).
+// Block: 64 channels x kSplitPositions positions, through a 64 x 32 transpose tile.
+template <bool UP, bool NORM>
+__global__ void __launch_bounds__(256) split_channels_last(const float* __restrict__ x, int Ci, int Hs, int Ws,
+                                                           int W, int64_t positions, GroupNormApply norm,
+                                                           __nv_bfloat16* __restrict__ hi,
+                                                           __nv_bfloat16* __restrict__ lo) {
+  __shared__ float tile[64][33];
+  __shared__ ChannelAffine affine[NORM ? 64 : 1];  // the block's channels' maps, computed once
+  const int c0 = blockIdx.y * 64, t = threadIdx.x;
+  if constexpr (NORM) {
+    if (t < 64) affine[t] = channel_affine(norm, c0 + t);
+    __syncthreads();
+  }
+  for (int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
+       p0 < min(positions, int64_t(blockIdx.x + 1) * kSplitPositions); p0 += 32) {
+    {
+      const int64_t p = p0 + t % 32;
+      const int y = p < positions ? int(p / W) : 0, xx = p < positions ? int(p - int64_t(y) * W) : 0;
+      const int sy = UP ? y >> 1 : y, sx = UP ? xx >> 1 : xx;
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int c = t / 32 + 8 * i;
+        float v = p < positions ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
+        if constexpr (NORM) v = group_norm_value(affine[c], norm.silu, v);
+        tile[c][t % 32] = v;
+      }
+    }
+    __syncthreads();
+    const int pos = t / 8, ch = t % 8;
+    const int64_t p = p0 + pos;
+    if (p < positions) {
+      __align__(16) __nv_bfloat16 h[8], l[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        gemm::split_bf16(tile[8 * ch + i][pos], h[i], l[i]);
+      }
+      const int64_t at = p * Ci + c0 + 8 * ch;
+      *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
+      *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
+    }
+    __syncthreads();  // the tile is refilled next round
+  }
+}
+
+// split_channels_last without upsampling where positions % 4 == 0: the block's 64 x 128 inputs are
+// read as 16-byte pieces all at once (8 a thread in flight), kept in a tile whose row c has column p
+// at p ^ (4 (c / 8)), so both the 16-byte tile writes and the 8-channel column reads are conflict-free.
+template <bool NORM>
+__global__ void __launch_bounds__(256) split_channels_last_rows(const float* __restrict__ x, int Ci,
+                                                                int64_t positions, GroupNormApply norm,
+                                                                __nv_bfloat16* __restrict__ hi,
+                                                                __nv_bfloat16* __restrict__ lo) {
+  __shared__ __align__(16) float tile[64][kSplitPositions];
+  __shared__ ChannelAffine affine[NORM ? 64 : 1];
+  const int c0 = blockIdx.y * 64, t = threadIdx.x, lane = t % 32;
+  if constexpr (NORM) {
+    if (t < 64) affine[t] = channel_affine(norm, c0 + t);
+    __syncthreads();
+  }
+  const int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
+  float4 v[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int64_t p = p0 + 4 * lane;
+    v[i] = p < positions ? *reinterpret_cast<const float4*>(x + int64_t(c0 + t / 32 + 8 * i) * positions + p)
+                         : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int c = t / 32 + 8 * i;  // c / 8 == i
+    if constexpr (NORM) {
+      v[i].x = group_norm_value(affine[c], norm.silu, v[i].x);
+      v[i].y = group_norm_value(affine[c], norm.silu, v[i].y);
+      v[i].z = group_norm_value(affine[c], norm.silu, v[i].z);
+      v[i].w = group_norm_value(affine[c], norm.silu, v[i].w);
+    }
+    *reinterpret_cast<float4*>(&tile[c][(4 * lane) ^ (4 * i)]) = v[i];
+  }
+  __syncthreads();
+  const int ch = t % 8;
+#pragma unroll
+  for (int round = 0; round < kSplitPositions / 32; ++round) {
+    const int pos = t / 8 + 32 * round;
+    const int64_t p = p0 + pos;
+    if (p >= positions) break;
+    __align__(16) __nv_bfloat16 h[8], l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) gemm::split_bf16(tile[8 * ch + i][pos ^ (4 * ch)], h[i], l[i]);
+    const int64_t at = p * Ci + c0 + 8 * ch;
+    *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
+    *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
+  }
+}
+
+// hi[i], lo[i] = split_bf16(x[i]).
+__global__ void split_elementwise(const float* __restrict__ x, int64_t n, __nv_bfloat16* __restrict__ hi,
+                                  __nv_bfloat16* __restrict__ lo) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  __nv_bfloat16 h, l;
+  gemm::split_bf16(x[i], h, l);
+  hi[i] = h;
+  lo[i] = l;
+}
+
+struct ConvTiles {
+  int m_tiles, tiles_x, tiles;  // tile i: Co rows (i % m_tiles) * 128, positions tile i / m_tiles (x fastest)
+  int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
+  int ks, stride, pad_top, pad_left;
+  int c_tiles, KT;  // Ci / 64; K tiles per output tile (taps * c_tiles)
+  int Ho, Wo;
+};
+
+// The tile's accumulators plus the residual into y: acc[4 j + q] of consumer thread t is Co row
+// 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of its warpgroup's 64, tile column 8 j + 2 (t % 4) (+1).
+// Each warp passes its rows through shared memory (`rows`, [8][BN], columns XOR-swizzled by 8 x row
+// so neither the pair writes nor the row reads conflict), then writes and reads whole rows: a warp
+// instruction covers 128 consecutive positions of one Co row instead of 8 rows x 8 positions.
+// Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
+__device__ __forceinline__ void store_tile_rows(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
+                                                int cw, int t, const float (&acc)[64], float* rows) {
+  const int lane = t % 32, r = lane / 4, q = lane % 4, col = 4 * lane;
+  const int oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;  // a lane's 4 columns share a tile row (BW % 4 == 0)
+  const bool in_y = oy < s.Ho;
+  const bool vec4 = s.Wo % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
+                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+      *reinterpret_cast<float2*>(rows + r * BN + ((8 * j + 2 * q) ^ (8 * r))) =
+          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    __syncwarp();
+    const int mfirst = m0 + 64 * cw + 16 * (t / 32) + 8 * h;  // row R of the 8 is Co mfirst + R
+    float4 v[kOutRowsPerWarp], res[kOutRowsPerWarp];
+#pragma unroll
+    for (int R = 0; R < kOutRowsPerWarp; ++R) {
+      v[R] = *reinterpret_cast<const float4*>(rows + R * BN + (col ^ (8 * R)));
+      res[R] = make_float4(0.f, 0.f, 0.f, 0.f);
+      const int m = mfirst + R;
+      if (e.residual && m < e.M && in_y) {
+        const float* src = e.residual + int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+        if (vec4 && ox + 3 < s.Wo) {
+          res[R] = *reinterpret_cast<const float4*>(src);
+        } else {
+          if (ox < s.Wo) res[R].x = src[0];
+          if (ox + 1 < s.Wo) res[R].y = src[1];
+          if (ox + 2 < s.Wo) res[R].z = src[2];
+          if (ox + 3 < s.Wo) res[R].w = src[3];
+        }
+      }
+    }
+    __syncwarp();  // the rows are read before the next h overwrites them
+#pragma unroll
+    for (int R = 0; R < kOutRowsPerWarp; ++R) {
+      const int m = mfirst + R;
+      if (m >= e.M || !in_y) continue;
+      const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+      auto out = [&](float a, float rr) {
+        const float y = __fadd_rn(__fmul_rn(e.alpha, a), bias);
+        return e.residual ? __fadd_rn(y, rr) : y;
+      };
+      const float4 y = make_float4(out(v[R].x, res[R].x), out(v[R].y, res[R].y), out(v[R].z, res[R].z),
+                                   out(v[R].w, res[R].w));
+      float* dst = e.c + int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+      if (vec4 && ox + 3 < s.Wo) {
+        *reinterpret_cast<float4*>(dst) = y;
+      } else {
+        if (ox < s.Wo) dst[0] = y.x;
+        if (ox + 1 < s.Wo) dst[1] = y.y;
+        if (ox + 2 < s.Wo) dst[2] = y.z;
+        if (ox + 3 < s.Wo) dst[3] = y.w;
+      }
+    }
+  }
+}
+
+// The tile's accumulators into y when there is no residual: straight from the fragments, each
+// pair as gemm::store_pair computes it (alpha * acc + bias).
+__device__ __forceinline__ void store_tile_direct(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
+                                                  int ox0, int cw, int t, const float (&acc)[64]) {
+  const bool vec2 = gemm::pairs_vectorised(e) && s.Wo % 2 == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+    const float bias = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int col = 8 * j + 2 * (t % 4), oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;
+      const bool in0 = m < e.M && oy < s.Ho && ox < s.Wo, in1 = in0 && ox + 1 < s.Wo;
+      float* dst = e.c + int64_t(m) * e.ldc + int64_t(oy) * s.Wo + ox;
+      const float v0 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h]), bias);
+      const float v1 = __fadd_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + 1]), bias);
+      if (vec2 && in1) {
+        *reinterpret_cast<float2*>(dst) = make_float2(v0, v1);
+      } else {
+        if (in0) dst[0] = v0;
+        if (in1) dst[1] = v1;
+      }
+    }
+  }
+}
+
+template <bool A_SPLIT>
+__global__ void __launch_bounds__(THREADS, 1)
+    conv_tma_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap w_lo_map,
+                    const __grid_constant__ CUtensorMap hi_map, const __grid_constant__ CUtensorMap lo_map,
+                    ConvTiles s, gemm::Epilogue e) {
+  constexpr int STAGES = kStages<A_SPLIT>, kStageBytes = kTilesPerStage<A_SPLIT> * kTileBytes;
+  constexpr int kB = A_SPLIT ? 2 : 1;  // the B hi tile's index in a stage
+  extern __shared__ unsigned char smem_raw[];
+  auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes);  // the stage's bytes have landed
+  uint64_t* empty = full + STAGES;                                        // both consumers are done with it
+  auto* out_rows = reinterpret_cast<float*>(empty + STAGES);               // [8 consumer warps][8][BN]
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < STAGES; ++i) {
+      mbarrier_init(full + i, 1);
+      mbarrier_init(empty + i, 2 * 128);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+
+  if (wg == 0) {
+    registers_decrease<40>();
+    if (threadIdx.x != 0) return;
+    int it = 0;  // K tiles issued by this block, across its output tiles
+    for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+      const int m0 = (tile % s.m_tiles) * BM, pt = tile / s.m_tiles;
+      const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - s.pad_left;
+      const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - s.pad_top;
+      int c = 0, tap = 0;
+      for (int kt = 0; kt < s.KT; ++kt, ++it) {
+        const int st = it % STAGES;
+        if (it >= STAGES) mbarrier_wait(empty + st, ((it / STAGES) - 1) & 1);
+        unsigned char* dst = base + st * kStageBytes;
+        mbarrier_arrive_expect_tx(full + st, kStageBytes);
+        const int ky = tap / s.ks, kx = tap - ky * s.ks;
+        tma_load_2d(dst, &w_map, full + st, kt * BK, m0);
+        if constexpr (A_SPLIT) tma_load_2d(dst + kTileBytes, &w_lo_map, full + st, kt * BK, m0);
+        tma_load_3d(dst + kB * kTileBytes, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        tma_load_3d(dst + (kB + 1) * kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        if (++c == s.c_tiles) c = 0, ++tap;
+      }
+    }
+    return;
+  }
+
+  registers_increase<232>();
+  const int cw = wg - 1, t = threadIdx.x % 128;
+  int it = 0;
+  for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+    float acc[64], part[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+    for (int kt = 0; kt < s.KT; ++kt, ++it) {
+      const int st = it % STAGES;
+      unsigned char* src = base + st * kStageBytes;
+      mbarrier_wait(full + st, (it / STAGES) & 1);
+      gemm_wgmma::split_k_tile<A_SPLIT>(part, wgmma_descriptor(src + 64 * cw * BK * 2),
+                                        wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2),
+                                        wgmma_descriptor(src + kB * kTileBytes),
+                                        wgmma_descriptor(src + (kB + 1) * kTileBytes));
+      wgmma_wait_all();
+      wgmma_fence_registers(part);
+      mbarrier_arrive(empty + st);
+#pragma unroll
+      for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+    }
+    const int pt = tile / s.m_tiles;
+    const int m0 = (tile % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
+    // whole rows pay where the residual's loads are; without one the scattered stores are as fast
+    if (e.residual) store_tile_rows(e, s, m0, oy0, ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
+    else store_tile_direct(e, s, m0, oy0, ox0, cw, t, acc);
+  }
+}
+
+}  // namespace tf::cuda::conv_tma

@@ -1,0 +1,39 @@
+#pragma once
+// The TMA-fed split-bf16 products (conv_tma.cuh), shared by the convolution and the attention, and
+// the passes that prepare their split operands. For .cu files (the epilogue is a device struct).
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/kernels/conv/vae_kernels.h"
+
+namespace tf::cuda {
+
+// A picture split into bf16 hi and lo, channels last: element (y, x, c) at (y * W + x) * C + c.
+struct SplitPicture {
+  const __nv_bfloat16* hi;
+  const __nv_bfloat16* lo;
+  int C, H, W;
+};
+// The output positions and the input window each one reads (a 1x1 window over a one-row picture
+// makes the product a plain GEMM: C[M, n] = A[M, :] . B[n, :]).
+struct ConvWindow {
+  int ks, stride, pad_top, pad_left, Ho, Wo;
+};
+
+// Whether launch_split_tma takes these operands (C a multiple of 8 and, unless A is split, 64).
+bool split_tma_supports(int C, int ks, int stride, bool a_split);
+// e = A . im2col(B) with K = tap * C + c: A [M, ks * ks * C] bf16 K-contiguous, exact (a_lo null)
+// or split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
+void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
+                      const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream);
+// x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is
+// given) -> hi, lo [H, W, C]; C % 64 == 0.
+void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
+                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
+// hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]), the layout kept.
+void launch_split_elementwise(const float* x, int64_t n, __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
+
+}  // namespace tf::cuda

@@ -1,0 +1,110 @@
+// Host side of the TMA-fed split-bf16 products: tensor maps, tile shape, persistent grid.
+#include <algorithm>
+
+#include "backend/cuda/kernels/split_products/conv_tma.cuh"
+#include "backend/cuda/runtime/launch_check.h"
+#include "backend/cuda/runtime/tensor_map.h"
+#include "backend/cuda/kernels/split_products/tma_gemm.h"
+
+namespace tf::cuda {
+
+namespace {
+
+// The output-position rectangle per tile (BW x BH = 128) that pads Ho x Wo the least.
+void choose_tile(conv_tma::ConvTiles& t) {
+  int64_t best = -1;
+  for (int bw : {128, 64, 32, 16}) {
+    const int bh = 128 / bw;
+    const int64_t area = int64_t((t.Wo + bw - 1) / bw) * bw * ((t.Ho + bh - 1) / bh) * bh;
+    if (best < 0 || area < best) best = area, t.BW = bw, t.BH = bh;
+  }
+}
+
+template <bool A_SPLIT>
+void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi, const CUtensorMap& lo,
+            const conv_tma::ConvTiles& t, const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace conv_tma;
+  auto kernel = conv_tma_kernel<A_SPLIT>;
+  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
+  if (!attr) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    int(kSmemBytes<A_SPLIT> + kOutBytes)),
+               "split product (conv_tma_kernel): shared memory limit");
+    attr = true;
+  }
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "split product: device");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
+  const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kOutBytes : 0);  // the staging rows only where used
+  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, smem, stream>>>(a, a_lo, hi, lo, t, e);
+  check_launch("split product (conv_tma_kernel)");
+}
+
+}  // namespace
+
+bool split_tma_supports(int C, int ks, int stride, bool a_split) {
+  return C % 8 == 0 && (a_split || C % 64 == 0) && (ks == 1 || ks == 3) && (stride == 1 || stride == 2);
+}
+
+void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
+                      const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace conv_tma;
+  const bool a_split = a_lo != nullptr;
+  if (!split_tma_supports(b.C, w.ks, w.stride, a_split))
+    fail("split product (TMA): channels " + std::to_string(b.C) + ", window " + std::to_string(w.ks) + ", stride " +
+         std::to_string(w.stride) + " not supported");
+  ConvTiles t{};
+  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.ks, t.stride = w.stride, t.pad_top = w.pad_top, t.pad_left = w.pad_left;
+  choose_tile(t);
+  t.m_tiles = (M + BM - 1) / BM;
+  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
+  const int64_t tiles = int64_t(t.m_tiles) * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
+  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
+  t.tiles = int(tiles);
+  t.c_tiles = (b.C + BK - 1) / BK;
+  t.KT = w.ks * w.ks * t.c_tiles;
+
+  const int64_t K = int64_t(w.ks) * w.ks * b.C;
+  const uint64_t adims[2] = {uint64_t(K), uint64_t(M)}, astrides[1] = {uint64_t(K) * 2};
+  const uint32_t abox[2] = {64, 128}, ones[3] = {1, 1, 1};
+  const CUtensorMap amap = bf16_tensor_map("split product: A", a_hi, 2, adims, astrides, abox, ones);
+  const CUtensorMap alo = a_split ? bf16_tensor_map("split product: A lo", a_lo, 2, adims, astrides, abox, ones) : amap;
+  const uint64_t bdims[3] = {uint64_t(b.C), uint64_t(b.W), uint64_t(b.H)};
+  const uint64_t bstrides[2] = {uint64_t(b.C) * 2, uint64_t(b.W) * b.C * 2};
+  const uint32_t bbox[3] = {64, uint32_t(t.BW * w.stride), uint32_t(t.BH * w.stride)};
+  const uint32_t bsteps[3] = {1, uint32_t(w.stride), uint32_t(w.stride)};
+  const CUtensorMap hmap = bf16_tensor_map("split product: B hi", b.hi, 3, bdims, bstrides, bbox, bsteps);
+  const CUtensorMap lmap = bf16_tensor_map("split product: B lo", b.lo, 3, bdims, bstrides, bbox, bsteps);
+  if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
+  else launch<false>(amap, alo, hmap, lmap, t, e, stream);
+}
+
+void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
+                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream) {
+  using conv_tma::split_channels_last;
+  if (C % 64 != 0) fail("split_channels_last: channels " + std::to_string(C) + " (a multiple of 64)");
+  const int W = upsample ? 2 * Ws : Ws;
+  const int64_t positions = int64_t(upsample ? 2 * Hs : Hs) * W;
+  constexpr int kP = conv_tma::kSplitPositions;
+  const dim3 grid(unsigned((positions + kP - 1) / kP), unsigned(C / 64));
+  const GroupNormApply n = norm ? *norm : GroupNormApply{};
+  if (!upsample && positions % 4 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
+    const auto kernel = norm ? conv_tma::split_channels_last_rows<true> : conv_tma::split_channels_last_rows<false>;
+    kernel<<<grid, 256, 0, stream>>>(x, C, positions, n, hi, lo);
+    check_launch("split_channels_last_rows");
+    return;
+  }
+  using Kernel = void (*)(const float*, int, int, int, int, int64_t, GroupNormApply, __nv_bfloat16*, __nv_bfloat16*);
+  const Kernel kernel = upsample ? (norm ? split_channels_last<true, true> : split_channels_last<true, false>)
+                                 : (norm ? split_channels_last<false, true> : split_channels_last<false, false>);
+  kernel<<<grid, 256, 0, stream>>>(x, C, Hs, Ws, W, positions, n, hi, lo);
+  check_launch("split_channels_last");
+}
+
+void launch_split_elementwise(const float* x, int64_t n, __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream) {
+  if (n == 0) return;
+  conv_tma::split_elementwise<<<unsigned((n + 255) / 256), 256, 0, stream>>>(x, n, hi, lo);
+  check_launch("split_elementwise");
+}
+
+}  // namespace tf::cuda

@@ -1,0 +1,47 @@
+#pragma once
+// MOSS-Image's prompt encoding end to end: the pipeline's chat format -> the native tokenizer ->
+// one forward of all prompts packed along the token axis -> each prompt's final-norm rows.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "families/moss_image/encoder/encoder.h"
+#include "text/chat_format.h"
+#include "text/tokenizer.h"
+
+namespace tf::moss_image {
+
+struct EncodedPrompt {
+  std::vector<int32_t> ids;
+  Tensor rows;  // BF16 [ids.size(), hidden] on the CPU
+};
+
+class PromptEncoder {
+ public:
+  // `model_dir`: a pipeline folder (model_index.json with text_encoder/ and tokenizer/) or a text
+  // encoder folder with its tokenizer beside it.
+  static PromptEncoder load(const std::string& model_dir, const WeightOptions& options);
+
+  // Ids of a prompt in the chat format (or as raw text).
+  std::vector<int32_t> tokenize(const std::string& prompt, bool chat = true) const;
+
+  // All prompts in one pass over the weights; each gets its own ids and rows. `before_forward`
+  // (optional) sees the packed token count once every prompt is tokenized and may refuse it.
+  std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts, const Encoder::Progress& progress = {},
+                                    const std::function<void(int64_t tokens)>& before_forward = {}) const;
+
+  const Encoder& encoder() const { return encoder_; }
+  const text::ChatFormat& chat_format() const { return chat_; }
+  const std::string& tokenizer_path() const { return tokenizer_path_; }
+
+ private:
+  PromptEncoder(Encoder encoder, text::Tokenizer tokenizer, std::string tokenizer_path)
+      : encoder_(std::move(encoder)), tokenizer_(std::move(tokenizer)), tokenizer_path_(std::move(tokenizer_path)) {}
+  Encoder encoder_;
+  text::Tokenizer tokenizer_;
+  std::string tokenizer_path_;
+  text::ChatFormat chat_;
+};
+
+}  // namespace tf::moss_image
