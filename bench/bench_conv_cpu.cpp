@@ -2,7 +2,7 @@
 // channels, the mid-block attention), in GFLOP/s; run with TF_THREADS to pick the thread count.
 #include <benchmark/benchmark.h>
 
-#include "backend/attention/attention_single_head.h"
+#include "backend/attention/attention.h"
 #include "backend/conv/conv2d.h"
 #include "backend/norm/group_norm.h"
 #include "check/random_tensor.h"
@@ -36,7 +36,7 @@ void BM_Attention(benchmark::State& st) {
   const int64_t d = 512, n = st.range(0);
   const tf::Tensor q = filled(tf::DType::F32, {d, n}), k = filled(tf::DType::F32, {d, n}), v = filled(tf::DType::F32, {d, n});
   tf::Tensor o = tf::empty(tf::DType::F32, {d, n});
-  for (auto _ : st) tf::attention_single_head(q, k, v, 0.0442f, o);
+  for (auto _ : st) tf::attention(q, k, v, {.scale = 0.0442f, .mask = tf::AttentionMask::none, .layout = tf::AttentionLayout::channels}, o);
   st.counters["GFLOP/s"] = benchmark::Counter(4.0 * d * n * n, benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
 }

@@ -11,15 +11,15 @@
 #include <vector>
 
 #ifdef TF_HAVE_CUDA
-#include "backend/attention/attention_causal_gqa.h"
+#include "backend/attention/attention.h"
 #include "backend/conv/causal_conv1d_silu.h"
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/runtime/runtime.h"
 #include "backend/delta_rule/delta_net_prep.h"
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "backend/norm/rms_norm_gated.h"
-#include "backend/norm/rms_norm_zero_centred.h"
-#include "backend/rope/rope_partial.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "backend/elementwise/sigmoid_gate.h"
 #include "backend/elementwise/silu_gated_product.h"
@@ -92,20 +92,20 @@ void bench(const SeqOffsets& offs, const std::string& label) {
   // every layer
   Tensor h = rnd(DType::BF16, {T, H}, 9), d = rnd(DType::BF16, {T, H}, 10), nw = rnd(DType::BF16, {H}, 11, 0.2f),
          ny = dev(DType::BF16, {T, H});
-  op("residual_add_rms_norm", 64, ny, [&] { residual_add_rms_norm_zero_centred(h, d, nw, 1e-6f, ny); });
+  op("residual_add_rms_norm", 64, ny, [&] { residual_add_rms_norm(h, d, nw, {NormWeight::one_plus, 1e-6f}, ny); });
   Tensor gate = rnd(DType::BF16, {T, 12288}, 12), up = rnd(DType::BF16, {T, 12288}, 13), act = dev(DType::BF16, {T, 12288});
   op("silu_gated_product", 32, act, [&] { silu_gated_product(gate, up, act); });
   // attention layer pieces (8 per forward)
   Tensor qg = rnd(DType::BF16, {T, Hq * 2 * hd}, 14), qq = dev(DType::BF16, {T, Hq, hd}), gg = dev(DType::BF16, {T, Hq, hd});
   op("split_query_gate", 8, gg, [&] { split_query_gate(qg, qq, gg); });
   Tensor qnw = rnd(DType::BF16, {hd}, 15, 0.2f), qn = dev(DType::BF16, {T * Hq, hd});
-  op("rms_norm (q heads)", 8, qn, [&] { rms_norm_zero_centred(qq.reshaped({T * Hq, hd}), qnw, 1e-6f, qn); });
+  op("rms_norm (q heads)", 8, qn, [&] { rms_norm(qq.reshaped({T * Hq, hd}), qnw, {NormWeight::one_plus, 1e-6f}, qn); });
   RopeTables rt = make_rope_tables(T, 64, 1e7);
   Tensor cs = to_device(rt.cos, Device::CUDA), sn = to_device(rt.sin, Device::CUDA);
   Tensor qr = dev(DType::BF16, {T, Hq, hd});
-  op("rope_partial (q)", 8, qr, [&] { rope_partial(qq, cs, sn, offs, qr); });
+  op("rope_partial (q)", 8, qr, [&] { rope(qq, {cs, sn}, RopePositions::sequential(offs), qr); });
   Tensor kk = rnd(DType::BF16, {T, Hkv, hd}, 16), vv = rnd(DType::BF16, {T, Hkv, hd}, 17), ao = dev(DType::BF16, {T, Hq, hd});
-  op("attention_causal_gqa", 8, ao, [&] { attention_causal_gqa(qq, kk, vv, 0.0625f, offs, ao); });
+  op("attention_causal_gqa", 8, ao, [&] { attention(qq, kk, vv, {.scale = 0.0625f, .sequences = offs}, ao); });
   op("sigmoid_gate", 8, ao, [&] { sigmoid_gate(ao, gg, ao); });
 }
 

@@ -14,7 +14,6 @@
 #include <immintrin.h>
 #endif
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/linear/linear.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include "backend/attention/attention_single_head.h"
+#include "backend/attention/attention.h"
 #include "check/random_tensor.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -31,7 +31,7 @@ void check_against_float64(int64_t d, int64_t n, double tol) {
   Tensor q = random_f32({d, n}, 1, 1.5f), k = random_f32({d, n}, 2, 1.5f), v = random_f32({d, n}, 3, 1.0f);
   Tensor o = tf::empty(DType::F32, {d, n});
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  tf::attention_single_head(q, k, v, scale, o);
+  tf::attention(q, k, v, {.scale = scale, .mask = tf::AttentionMask::none, .layout = tf::AttentionLayout::channels}, o);
   const float *qp = q.ptr<float>(), *kp = k.ptr<float>(), *vp = v.ptr<float>();
   std::vector<double> s(n);
   double worst = 0;
@@ -64,16 +64,16 @@ TEST(AttentionSingleHead, SameBytesWithOneOrTwoThreads) {
   Tensor o1 = tf::empty(DType::F32, {d, n}), o2 = tf::empty(DType::F32, {d, n});
   const int saved = tf::thread_count();
   tf::set_thread_count(1);
-  tf::attention_single_head(q, k, v, 0.25f, o1);
+  tf::attention(q, k, v, {.scale = 0.25f, .mask = tf::AttentionMask::none, .layout = tf::AttentionLayout::channels}, o1);
   tf::set_thread_count(2);
-  tf::attention_single_head(q, k, v, 0.25f, o2);
+  tf::attention(q, k, v, {.scale = 0.25f, .mask = tf::AttentionMask::none, .layout = tf::AttentionLayout::channels}, o2);
   tf::set_thread_count(saved);
   EXPECT_EQ(std::memcmp(o1.data, o2.data, o1.nbytes()), 0);
 }
 
 TEST(AttentionSingleHead, RefusesMismatchedShapes) {
   Tensor q = random_f32({4, 10}, 1, 1.f), k = random_f32({4, 11}, 2, 1.f), o = tf::empty(DType::F32, {4, 10});
-  EXPECT_THROW(tf::attention_single_head(q, k, q, 1.0f, o), tf::Error);
+  EXPECT_THROW(tf::attention(q, k, q, {.scale = 1.0f, .mask = tf::AttentionMask::none, .layout = tf::AttentionLayout::channels}, o), tf::Error);
 }
 
 }  // namespace

@@ -6,11 +6,10 @@
 #include <cstring>
 #include <random>
 
-#include "backend/attention/attention_causal_gqa.h"
+#include "backend/attention/attention.h"
 #include "backend/attention/attention_query_key_prep.h"
 #include "backend/conv/causal_conv1d_silu.h"
 #include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
-#include "backend/cpu/transformer_ops.h"
 #include "backend/delta_rule/delta_net_prep.h"
 #include "backend/embed/embedding.h"
 #include "backend/delta_rule/gated_delta_rule.h"
@@ -18,8 +17,8 @@
 #include "backend/linear/linear_silu_gated_product.h"
 #include "backend/elementwise/residual_add.h"
 #include "backend/norm/rms_norm_gated.h"
-#include "backend/norm/rms_norm_zero_centred.h"
-#include "backend/rope/rope_partial.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "backend/elementwise/sigmoid_gate.h"
 #include "backend/elementwise/silu_gated_product.h"
@@ -132,7 +131,7 @@ TEST(Linear, KShareSumsMatchFloat64AndRoundToLinearsBytes) {
       copy_into(h2, h);
       residual_add(h1, s);
       Tensor wn = random_bf16({N}, 24, 0.3f), y1 = empty(DType::BF16, {n, N}), y2 = empty(DType::BF16, {n, N});
-      residual_add_rms_norm_zero_centred(h2, s, wn, 1e-6f, y2);
+      residual_add_rms_norm(h2, s, wn, {NormWeight::one_plus, 1e-6f}, y2);
       EXPECT_TRUE(same_bytes(h1, h2)) << "both adds take the shares alike, K=" << K << " P=" << P;
       for (int64_t i = 0; i < n * N; ++i) {
         float sum = s.ptr<float>()[i];
@@ -140,7 +139,7 @@ TEST(Linear, KShareSumsMatchFloat64AndRoundToLinearsBytes) {
         const float want = round_bf16(at(h, i) + round_bf16(sum));
         ASSERT_EQ(at(h1, i), want) << "h = bf16(h + bf16(shares added in order)) at " << i << ", P=" << P;
       }
-      rms_norm_zero_centred(h1, wn, 1e-6f, y1);
+      rms_norm(h1, wn, {NormWeight::one_plus, 1e-6f}, y1);
       EXPECT_TRUE(same_bytes(y1, y2)) << "K=" << K << " P=" << P;
     }
   }
@@ -190,7 +189,7 @@ TEST(RmsNormZeroCentred, MatchesFloat64AndFusedAddIsTheSame) {
   Tensor h2 = empty(DType::BF16, {rows, d});
   copy_into(h2, h);
   residual_add(h2, dlt);
-  rms_norm_zero_centred(h2, w, 1e-6f, y);
+  rms_norm(h2, w, {NormWeight::one_plus, 1e-6f}, y);
   for (int64_t r = 0; r < rows; ++r) {
     double ss = 0;
     for (int64_t i = 0; i < d; ++i) ss += double(at(h2, r * d + i)) * at(h2, r * d + i);
@@ -201,13 +200,13 @@ TEST(RmsNormZeroCentred, MatchesFloat64AndFusedAddIsTheSame) {
     }
   }
   Tensor y2 = empty(DType::BF16, {rows, d});
-  residual_add_rms_norm_zero_centred(h, dlt, w, 1e-6f, y2);
+  residual_add_rms_norm(h, dlt, w, {NormWeight::one_plus, 1e-6f}, y2);
   EXPECT_TRUE(same_bytes(h, h2));
   EXPECT_TRUE(same_bytes(y, y2));
   Tensor wf = empty(DType::F32, {d});
   for (int64_t i = 0; i < d; ++i) wf.ptr<float>()[i] = at(w, i);
   Tensor y3 = empty(DType::BF16, {rows, d});
-  rms_norm_zero_centred(h2, wf, 1e-6f, y3);
+  rms_norm(h2, wf, {NormWeight::one_plus, 1e-6f}, y3);
   EXPECT_TRUE(same_bytes(y, y3));  // an F32 copy of bf16 weights changes nothing
 }
 
@@ -255,10 +254,10 @@ TEST(Attention, QueryKeyPrepGivesTheStepsBytes) {
          k2 = empty(DType::BF16, {T, Hkv, d});
   split_query_gate(qg, query, gate2);
   Tensor q_rows = q2.reshaped({T * Hq, d}), k_rows = k2.reshaped({T * Hkv, d});
-  rms_norm_zero_centred(query.reshaped({T * Hq, d}), qn, 1e-6f, q_rows);
-  rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), kn, 1e-6f, k_rows);
-  rope_partial(q2, rt.cos, rt.sin, seqs, q2);
-  rope_partial(k2, rt.cos, rt.sin, seqs, k2);
+  rms_norm(query.reshaped({T * Hq, d}), qn, {NormWeight::one_plus, 1e-6f}, q_rows);
+  rms_norm(kraw.reshaped({T * Hkv, d}), kn, {NormWeight::one_plus, 1e-6f}, k_rows);
+  rope(q2, {rt.cos, rt.sin}, RopePositions::sequential(seqs), q2);
+  rope(k2, {rt.cos, rt.sin}, RopePositions::sequential(seqs), k2);
   EXPECT_TRUE(same_bytes(q, q2));
   EXPECT_TRUE(same_bytes(k, k2));
   EXPECT_TRUE(same_bytes(gate, gate2));
@@ -439,7 +438,7 @@ TEST(Rope, RotatesTheFirstDimsWithPositionsPerSequence) {
   RopeTables tab = make_rope_tables(8, rot, 10000.0);
   Tensor x = random_bf16({T, H, hd}, 22), y = empty(DType::BF16, {T, H, hd});
   SeqOffsets offs{0, 3, 7};
-  rope_partial(x, tab.cos, tab.sin, offs, y);
+  rope(x, {tab.cos, tab.sin}, RopePositions::sequential(offs), y);
   for (int64_t t = 0; t < T; ++t) {
     int64_t pos = t < 3 ? t : t - 3;
     for (int64_t h = 0; h < H; ++h)
@@ -457,10 +456,10 @@ TEST(Rope, RotatesTheFirstDimsWithPositionsPerSequence) {
         EXPECT_LE(std::fabs(at(y, base + i) - ref), ulp_bf16(ref) * 0.5 + 1e-6) << t << " " << i;
       }
   }
-  rope_partial(x, tab.cos, tab.sin, offs, x);  // in place
+  rope(x, {tab.cos, tab.sin}, RopePositions::sequential(offs), x);  // in place
   EXPECT_TRUE(same_bytes(x, y));
   RopeTables short_tab = make_rope_tables(3, rot, 10000.0);
-  EXPECT_THROW(rope_partial(x, short_tab.cos, short_tab.sin, single_sequence(7), y), Error);
+  EXPECT_THROW(rope(x, {short_tab.cos, short_tab.sin}, RopePositions::sequential(single_sequence(7)), y), Error);
 }
 
 TEST(Attention, EagerRoundingAndGroupedHeads) {
@@ -469,7 +468,7 @@ TEST(Attention, EagerRoundingAndGroupedHeads) {
   Tensor o = empty(DType::BF16, {T, Hq, d});
   SeqOffsets offs{0, 2, 9};
   float scale = 0.35355339f;
-  attention_causal_gqa(q, k, v, scale, offs, o);
+  attention(q, k, v, {.scale = scale, .sequences = offs}, o);
   for (size_t s = 0; s + 1 < offs.size(); ++s)
     for (int64_t t = offs[s]; t < offs[s + 1]; ++t)
       for (int64_t h = 0; h < Hq; ++h) {
@@ -495,6 +494,6 @@ TEST(Attention, EagerRoundingAndGroupedHeads) {
         }
       }
   Tensor o2 = empty(DType::BF16, {7, Hq, d});
-  attention_causal_gqa(q.rows(2, 9), k.rows(2, 9), v.rows(2, 9), scale, single_sequence(7), o2);
+  attention(q.rows(2, 9), k.rows(2, 9), v.rows(2, 9), {.scale = scale, .sequences = single_sequence(7)}, o2);
   EXPECT_TRUE(same_bytes(o2, o.rows(2, 9)));
 }

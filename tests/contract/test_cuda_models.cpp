@@ -114,7 +114,7 @@ TEST(CudaRoundingModels, Conv2dRejectsPlainBf16Inputs) {
 
 TEST(CudaRoundingModels, AttentionAdmitsTheDeclaredSplit) {
   KernelOutcome o = run_against_cuda_model(
-      "attention_single_head",
+      "attention_f32_channels",
       [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) { attention_emulation(in, out, p, false); });
   EXPECT_TRUE(o.pass) << (o.problems.empty() ? "" : o.problems[0]);
   EXPECT_EQ(o.missed, 0);
@@ -122,7 +122,7 @@ TEST(CudaRoundingModels, AttentionAdmitsTheDeclaredSplit) {
 
 TEST(CudaRoundingModels, AttentionRejectsPlainBf16Operands) {
   KernelOutcome o = run_against_cuda_model(
-      "attention_single_head",
+      "attention_f32_channels",
       [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) { attention_emulation(in, out, p, true); });
   EXPECT_FALSE(o.pass);
 }

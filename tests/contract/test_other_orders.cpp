@@ -99,7 +99,7 @@ TEST(RoundingModels, DeltaRuleAdmitsAnotherCorrectOrder) {
 }
 
 TEST(RoundingModels, EagerAttentionAdmitsAStreamingFirstPass) {
-  KernelContract k = registered_kernel("attention_causal_gqa");
+  KernelContract k = registered_kernel("attention_bf16_causal");
   k.run = gqa_other_order;
   KernelOutcome o = run(k);
   EXPECT_TRUE(o.pass) << (o.problems.empty() ? "" : o.problems[0]);

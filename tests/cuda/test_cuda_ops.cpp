@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/attention/attention_causal_gqa.h"
+#include "backend/attention/attention.h"
 #include "backend/attention/attention_query_key_prep.h"
 #include "backend/conv/causal_conv1d_silu.h"
 #include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
@@ -17,8 +17,8 @@
 #include "backend/linear/linear.h"
 #include "backend/elementwise/residual_add.h"
 #include "backend/norm/rms_norm_gated.h"
-#include "backend/norm/rms_norm_zero_centred.h"
-#include "backend/rope/rope_partial.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "backend/elementwise/sigmoid_gate.h"
 #include "backend/elementwise/silu_gated_product.h"
@@ -126,18 +126,18 @@ TEST(CudaOps, Norms) {
     for (DType wt : {DType::BF16, DType::F32}) {
       Tensor x = rnd(DType::BF16, {9, d}, 5, 2.0f), w = rnd(wt, {d}, 6, 0.3f), delta = rnd(DType::BF16, {9, d}, 7);
       Tensor y = empty(DType::BF16, x.shape), dy = like_gpu(x);
-      rms_norm_zero_centred(x, w, 1e-6f, y);
-      rms_norm_zero_centred(gpu(x), gpu(w), 1e-6f, dy);
+      rms_norm(x, w, {NormWeight::one_plus, 1e-6f}, y);
+      rms_norm(gpu(x), gpu(w), {NormWeight::one_plus, 1e-6f}, dy);
       expect_close("rms_norm_zero_centred", y, dy, 1);
       Tensor dy2 = like_gpu(x);
-      rms_norm_zero_centred(gpu(x), gpu(w), 1e-6f, dy2);
+      rms_norm(gpu(x), gpu(w), {NormWeight::one_plus, 1e-6f}, dy2);
       EXPECT_TRUE(same_bytes(dy, dy2));
 
       Tensor h = empty(DType::BF16, x.shape);
       std::memcpy(h.data, x.data, x.nbytes());
       Tensor dh = gpu(x);
-      residual_add_rms_norm_zero_centred(h, delta, w, 1e-6f, y);
-      residual_add_rms_norm_zero_centred(dh, gpu(delta), gpu(w), 1e-6f, dy);
+      residual_add_rms_norm(h, delta, w, {NormWeight::one_plus, 1e-6f}, y);
+      residual_add_rms_norm(dh, gpu(delta), gpu(w), {NormWeight::one_plus, 1e-6f}, dy);
       EXPECT_TRUE(same_bytes(h, dh)) << "fused residual";
       expect_close("residual_add_rms_norm_zero_centred", y, dy, 1);
 
@@ -149,8 +149,8 @@ TEST(CudaOps, Norms) {
       residual_add(h2, shares);
       residual_add(dh2, gpu(shares));
       EXPECT_TRUE(same_bytes(h2, dh2)) << "residual_add of k-share sums";
-      residual_add_rms_norm_zero_centred(h3, shares, w, 1e-6f, y);
-      residual_add_rms_norm_zero_centred(dh3, gpu(shares), gpu(w), 1e-6f, dy);
+      residual_add_rms_norm(h3, shares, w, {NormWeight::one_plus, 1e-6f}, y);
+      residual_add_rms_norm(dh3, gpu(shares), gpu(w), {NormWeight::one_plus, 1e-6f}, dy);
       EXPECT_TRUE(same_bytes(h3, dh3)) << "fused residual of k-share sums";
       EXPECT_TRUE(same_bytes(h2, h3));
       expect_close("residual_add_rms_norm_zero_centred (k-share sums)", y, dy, 1);
@@ -282,25 +282,25 @@ TEST(CudaOps, RopeAndAttention) {
     RopeTables rt = make_rope_tables(256, 2 * half, 1e7);
     Tensor x = rnd(DType::BF16, {T, Hq, d}, 20);
     Tensor y = empty(DType::BF16, x.shape), dy = like_gpu(x);
-    rope_partial(x, rt.cos, rt.sin, seqs, y);
+    rope(x, {rt.cos, rt.sin}, RopePositions::sequential(seqs), y);
     Tensor dcos = gpu(rt.cos), dsin = gpu(rt.sin);
-    rope_partial(gpu(x), dcos, dsin, seqs, dy);
+    rope(gpu(x), {dcos, dsin}, RopePositions::sequential(seqs), dy);
     expect_close("rope_partial", y, dy, 0);
     Tensor in_place = gpu(x);
-    rope_partial(in_place, dcos, dsin, seqs, in_place);
+    rope(in_place, {dcos, dsin}, RopePositions::sequential(seqs), in_place);
     EXPECT_TRUE(same_bytes(in_place, dy)) << "rope in place";
 
     Tensor q = rnd(DType::BF16, {T, Hq, d}, 21), k = rnd(DType::BF16, {T, Hkv, d}, 22),
            v = rnd(DType::BF16, {T, Hkv, d}, 23);
     Tensor o = empty(DType::BF16, q.shape), d_o = like_gpu(q), d_o2 = like_gpu(q);
     const float scale = 1.0f / std::sqrt(float(d));
-    attention_causal_gqa(q, k, v, scale, seqs, o);
+    attention(q, k, v, {.scale = scale, .sequences = seqs}, o);
     Tensor gq = gpu(q), gk = gpu(k), gv = gpu(v);
-    attention_causal_gqa(gq, gk, gv, scale, seqs, d_o);
+    attention(gq, gk, gv, {.scale = scale, .sequences = seqs}, d_o);
     // one p = bf16(exp(s - m) / l) may round the other way when l's fp32 sum order differs: that
     // moves an output by one bf16 step of p times |v| (v ~ N(0, 1) here)
     expect_close("attention_causal_gqa", o, d_o, 2, 1e-2);
-    attention_causal_gqa(gq, gk, gv, scale, seqs, d_o2);
+    attention(gq, gk, gv, {.scale = scale, .sequences = seqs}, d_o2);
     EXPECT_TRUE(same_bytes(d_o, d_o2));
   }
 }
@@ -329,10 +329,10 @@ TEST(CudaOps, AttentionQueryKeyPrepGivesTheStepsBytes) {
     Tensor query = like_gpu(q), gate2 = like_gpu(q), q2 = like_gpu(q), k2 = like_gpu(k);
     split_query_gate(qg, query, gate2);
     Tensor q_rows = q2.reshaped({T * Hq, d}), k_rows = k2.reshaped({T * Hkv, d});
-    rms_norm_zero_centred(query.reshaped({T * Hq, d}), qn, 1e-6f, q_rows);
-    rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), kn, 1e-6f, k_rows);
-    rope_partial(q2, cos, sin, seqs, q2);
-    rope_partial(k2, cos, sin, seqs, k2);
+    rms_norm(query.reshaped({T * Hq, d}), qn, {NormWeight::one_plus, 1e-6f}, q_rows);
+    rms_norm(kraw.reshaped({T * Hkv, d}), kn, {NormWeight::one_plus, 1e-6f}, k_rows);
+    rope(q2, {cos, sin}, RopePositions::sequential(seqs), q2);
+    rope(k2, {cos, sin}, RopePositions::sequential(seqs), k2);
     EXPECT_TRUE(same_bytes(q, q2)) << "q, d " << d << " half " << G.half;
     EXPECT_TRUE(same_bytes(k, k2)) << "k, d " << d << " half " << G.half;
     EXPECT_TRUE(same_bytes(gate, gate2)) << "gate, d " << d << " half " << G.half;
@@ -351,7 +351,7 @@ TEST(CudaOps, AttentionRowsIgnoreTheNextPromptsKeysAndValues) {
            v = rnd(DType::BF16, {T, Hkv, d}, 53);
     Tensor o = like_gpu(q), poisoned_o = like_gpu(q);
     const float scale = 1.0f / std::sqrt(float(d));
-    attention_causal_gqa(q, gpu(k), gpu(v), scale, seqs, o);
+    attention(q, gpu(k), gpu(v), {.scale = scale, .sequences = seqs}, o);
     Tensor bad_k = empty(k.dtype, k.shape), bad_v = empty(v.dtype, v.shape);
     copy_into(bad_k, k);
     copy_into(bad_v, v);
@@ -360,7 +360,7 @@ TEST(CudaOps, AttentionRowsIgnoreTheNextPromptsKeysAndValues) {
       bad_k.ptr<uint16_t>()[i] = nan;
       bad_v.ptr<uint16_t>()[i] = i % 2 ? inf : nan;
     }
-    attention_causal_gqa(q, gpu(bad_k), gpu(bad_v), scale, seqs, poisoned_o);
+    attention(q, gpu(bad_k), gpu(bad_v), {.scale = scale, .sequences = seqs}, poisoned_o);
     const int64_t row = Hq * d * int64_t(sizeof(uint16_t));
     Tensor a = host(o), b = host(poisoned_o);
     EXPECT_EQ(std::memcmp(a.data, b.data, size_t(seqs[2] * row)), 0) << "d " << d << ": the first two prompts' rows changed";
@@ -400,8 +400,8 @@ TEST(CudaOps, ComparisonCatchesAPlantedFault) {
   const int64_t T = 20, d = 64;
   Tensor q = rnd(DType::BF16, {T, 2, d}, 40), k = rnd(DType::BF16, {T, 1, d}, 41), v = rnd(DType::BF16, {T, 1, d}, 42);
   Tensor o = empty(DType::BF16, q.shape), d_o = like_gpu(q);
-  attention_causal_gqa(q, k, v, 0.125f, {0, 8, 20}, o);
-  attention_causal_gqa(gpu(q), gpu(k), gpu(v), 0.125f, {0, 20}, d_o);
+  attention(q, k, v, {.scale = 0.125f, .sequences = {0, 8, 20}}, o);
+  attention(gpu(q), gpu(k), gpu(v), {.scale = 0.125f, .sequences = {0, 20}}, d_o);
   Diff diff = compare(o, host(d_o), 2, 1e-3);
   EXPECT_GT(diff.bad, 0);
 }

@@ -2,11 +2,7 @@
 
 #include <algorithm>
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
 
 namespace tf {
 

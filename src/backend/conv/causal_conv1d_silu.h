@@ -12,4 +12,12 @@ namespace tf {
 // x: BF16 [tokens, channels]; w: BF16 [channels, 1, K]; y: BF16 [tokens, channels] (must not alias x).
 void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void causal_conv1d_silu(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets, Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

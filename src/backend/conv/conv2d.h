@@ -35,4 +35,14 @@ inline int64_t conv2d_out_extent(int64_t in, int k, int stride, int pad_before, 
   return (in + pad_before + pad_after - k) / stride + 1;
 }
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual);
+}  // namespace cpu
+namespace cuda {
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual);
+}  // namespace cuda
+
 }  // namespace tf

@@ -1,11 +1,7 @@
 #include "backend/conv/group_norm_conv2d.h"
 
-#include "backend/cpu/vae_ops.h"
 #include "backend/device/dispatch.h"
 #include "backend/norm/group_norm.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/conv/vae_ops.h"
-#endif
 
 namespace tf {
 

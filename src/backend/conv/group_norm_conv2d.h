@@ -13,4 +13,16 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
                        const Tensor* residual = nullptr);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                       const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+                       const Tensor* residual);
+}  // namespace cpu
+namespace cuda {
+void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                       const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+                       const Tensor* residual);
+}  // namespace cuda
+
 }  // namespace tf

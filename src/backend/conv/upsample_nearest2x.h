@@ -8,4 +8,12 @@ namespace tf {
 // x: F32 [C, H, W]; y: F32 [C, 2H, 2W].
 void upsample_nearest2x(const Tensor& x, Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void upsample_nearest2x(const Tensor& x, Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void upsample_nearest2x(const Tensor& x, Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

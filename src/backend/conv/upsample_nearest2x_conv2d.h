@@ -12,4 +12,14 @@ namespace tf {
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
                                Tensor& y, const Tensor* residual = nullptr);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
+                               Tensor& y, const Tensor* residual);
+}  // namespace cpu
+namespace cuda {
+void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
+                               Tensor& y, const Tensor* residual);
+}  // namespace cuda
+
 }  // namespace tf

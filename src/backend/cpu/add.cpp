@@ -1,4 +1,4 @@
-#include "backend/cpu/vae_ops.h"
+#include "backend/elementwise/add.h"
 
 #include "core/parallel.h"
 

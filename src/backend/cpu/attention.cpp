@@ -1,16 +1,20 @@
-// Full attention on the CPU: partial rope and causal grouped-query attention with torch eager's
-// bf16 rounding points.
+// Attention on the CPU with torch eager's bf16 rounding points: split-half RoPE, grouped-query
+// attention (causal or bidirectional) and gated attention's query / key prep.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/cpu/transformer_ops.h"
+#include "backend/attention/attention.h"
+#include "backend/attention/attention_query_key_prep.h"
+#include "backend/attention/split_query_gate.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/rope/rope.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
 
-void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
+void rope_split_half(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
   int64_t T = x.dim(0), heads = x.dim(1), hd = x.dim(2), half = cos.dim(1);
   const uint16_t* xp = bf16_ptr(x);
   const uint16_t* cp = bf16_ptr(cos);
@@ -41,8 +45,12 @@ void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const S
   }, 4);
 }
 
-void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
-                          const SeqOffsets& seq_offsets, Tensor& o) {
+namespace {
+
+// Keys of a row: j <= t within its sequence (Causal) or every key of its sequence.
+template <bool Causal>
+void attention_bf16(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
+                    Tensor& o) {
   int64_t Hq = q.dim(1), d = q.dim(2), Hkv = k.dim(1), group = Hq / Hkv;
   const uint16_t* qp = bf16_ptr(q);
   const uint16_t* kp = bf16_ptr(k);
@@ -51,14 +59,14 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   // Tasks are (query head, token) rows, head-major so both blocks get equal causal work; each
   // row's sums run in one fixed order.
   int64_t T = q.dim(0);
-  std::vector<int64_t> seq_start(T);
+  std::vector<int64_t> seq_start(T), seq_end(T);
   for (size_t s = 0; s + 1 < seq_offsets.size(); ++s)
-    for (int64_t t = seq_offsets[s]; t < seq_offsets[s + 1]; ++t) seq_start[t] = seq_offsets[s];
+    for (int64_t t = seq_offsets[s]; t < seq_offsets[s + 1]; ++t) seq_start[t] = seq_offsets[s], seq_end[t] = seq_offsets[s + 1];
   parallel_for(T * Hq, [&](int64_t rb, int64_t re) {
     std::vector<float> qf(d), p, acc(d);
     for (int64_t r = rb; r < re; ++r) {
       int64_t h = r / T, t = r % T, hk = h / group;
-      int64_t first = seq_start[t], n = t - first + 1;
+      int64_t first = seq_start[t], n = Causal ? t - first + 1 : seq_end[t] - first;
       const uint16_t* qr = qp + (t * Hq + h) * d;
       for (int64_t i = 0; i < d; ++i) qf[i] = ld(qr, i);
       p.assign(n, 0.0f);
@@ -88,18 +96,30 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
   }, 4);
 }
 
+}  // namespace
+
+void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
+                           Tensor& o) {
+  attention_bf16<true>(q, k, v, scale, seq_offsets, o);
+}
+
+void attention_bf16_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                                  const SeqOffsets& seq_offsets, Tensor& o) {
+  attention_bf16<false>(q, k, v, scale, seq_offsets, o);
+}
+
 // The four steps in turn: the op's bytes are theirs by construction.
 void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor& q_norm, const Tensor& k_norm,
                               float eps, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& q,
                               Tensor& k, Tensor& gate) {
   const int64_t T = q.dim(0), Hq = q.dim(1), Hkv = k.dim(1), d = q.dim(2);
   Tensor query = empty(DType::BF16, q.shape);
-  split_query_gate(qg, query, gate);
+  cpu::split_query_gate(qg, query, gate);
   Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
-  rms_norm_zero_centred(query.reshaped({T * Hq, d}), q_norm, eps, q_rows);
-  rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), k_norm, eps, k_rows);
-  rope_partial(q, cos, sin, seq_offsets, q);
-  rope_partial(k, cos, sin, seq_offsets, k);
+  cpu::rms_norm_one_plus(query.reshaped({T * Hq, d}), q_norm, eps, q_rows);
+  cpu::rms_norm_one_plus(kraw.reshaped({T * Hkv, d}), k_norm, eps, k_rows);
+  cpu::rope_split_half(q, cos, sin, seq_offsets, q);
+  cpu::rope_split_half(k, cos, sin, seq_offsets, k);
 }
 
 }  // namespace tf::cpu

@@ -1,4 +1,4 @@
-#include "backend/cpu/vae_ops.h"
+#include "backend/attention/attention.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,7 +15,7 @@ constexpr int64_t BQ = 96;   // queries per task (a multiple of gemm::MR)
 constexpr int64_t BK = 256;  // keys per softmax block
 }  // namespace
 
-void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
+void attention_f32_channels(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
   const int64_t d = q.dim(0), n = q.dim(1);
   const float* qp = q.ptr<const float>();
   const float* kp = k.ptr<const float>();

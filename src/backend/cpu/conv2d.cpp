@@ -1,4 +1,4 @@
-#include "backend/cpu/vae_ops.h"
+#include "backend/conv/conv2d.h"
 
 #include <algorithm>
 #include <cstring>

@@ -5,7 +5,10 @@
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/cpu/transformer_ops.h"
+#include "backend/conv/causal_conv1d_silu.h"
+#include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
+#include "backend/delta_rule/delta_net_prep.h"
+#include "backend/delta_rule/gated_delta_rule.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
@@ -80,8 +83,8 @@ void causal_conv1d_silu_delta_net_prep(const Tensor& x, const Tensor& w, const S
                                        const Tensor& b, const Tensor& a, const Tensor& A_log, const Tensor& dt_bias,
                                        Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g) {
   Tensor conv = empty(DType::BF16, x.shape, Device::CPU);
-  causal_conv1d_silu(x, w, seq_offsets, conv);
-  delta_net_prep(conv, b, a, A_log, dt_bias, q, k, v, beta, g);
+  cpu::causal_conv1d_silu(x, w, seq_offsets, conv);
+  cpu::delta_net_prep(conv, b, a, A_log, dt_bias, q, k, v, beta, g);
 }
 
 namespace {

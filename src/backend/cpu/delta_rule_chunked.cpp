@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/cpu/transformer_ops.h"
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "core/parallel.h"
 

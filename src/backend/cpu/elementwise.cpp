@@ -4,7 +4,11 @@
 #include <string>
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/cpu/transformer_ops.h"
+#include "backend/attention/split_query_gate.h"
+#include "backend/elementwise/residual_add.h"
+#include "backend/elementwise/sigmoid_gate.h"
+#include "backend/elementwise/silu_gated_product.h"
+#include "backend/embed/embedding.h"
 #include "core/error.h"
 #include "core/parallel.h"
 
@@ -33,6 +37,16 @@ void residual_add(Tensor& h, const Tensor& d) {
   uint16_t* hp = bf16_ptr_mut(h);
   parallel_for(h.numel(), [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) hp[i] = st(ld(hp, i) + residual_delta(d, i));
+  }, 1 << 14);
+}
+
+void residual_add_gated(Tensor& h, const Tensor& d, const Tensor& gate) {
+  uint16_t* hp = bf16_ptr_mut(h);
+  const uint16_t* dp = bf16_ptr(d);
+  const uint16_t* gp = bf16_ptr(gate);
+  const int64_t n = gate.dim(0);
+  parallel_for(h.numel(), [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) hp[i] = st(ld(hp, i) + round_bf16(ld(dp, i) * ld(gp, i % n)));
   }, 1 << 14);
 }
 

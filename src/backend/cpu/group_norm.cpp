@@ -1,4 +1,4 @@
-#include "backend/cpu/vae_ops.h"
+#include "backend/norm/group_norm.h"
 
 #include <cmath>
 #include <vector>

@@ -1,5 +1,7 @@
 // The CPU has nothing to fold: the normalised picture is stored, then convolved.
-#include "backend/cpu/vae_ops.h"
+#include "backend/conv/conv2d.h"
+#include "backend/conv/group_norm_conv2d.h"
+#include "backend/norm/group_norm.h"
 
 namespace tf::cpu {
 

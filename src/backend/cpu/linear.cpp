@@ -21,7 +21,9 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/cpu/transformer_ops.h"
+#include "backend/elementwise/silu_gated_product.h"
+#include "backend/linear/linear.h"
+#include "backend/linear/linear_silu_gated_product.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
@@ -47,7 +49,16 @@ struct Tile {
   const uint16_t* tail[R];  // nullptr when K is a multiple of 32
   int64_t blocks;
   uint16_t* y[C];           // y[c] + r is output (token c, weight row r)
+  const float* bias;        // bias[r] joins row r's sum before its rounding; nullptr for none
 };
+
+// The one rounding of a sum, after the bias (never adds a zero bias: -0 must stay -0).
+template <int R, int C>
+inline uint16_t finish(const Tile<R, C>& t, int r, const float* lane) {
+  float sum = reduce16(lane);
+  if (t.bias) sum = sum + t.bias[r];
+  return st(sum);
+}
 
 template <int R, int C>
 void tile_scalar(const Tile<R, C>& t) {
@@ -62,7 +73,7 @@ void tile_scalar(const Tile<R, C>& t) {
       };
       for (int64_t b = 0; b < t.blocks; ++b) run(t.w[r] + b * kBlock, t.x[c] + b * kBlock);
       if (t.tail[r]) run(t.tail[r], t.x[c] + t.blocks * kBlock);
-      t.y[c][r] = st(reduce16(lane));
+      t.y[c][r] = finish(t, r, lane);
     }
 }
 
@@ -96,7 +107,7 @@ __attribute__((target("avx2,fma"))) void tile_avx2(const Tile<R, C>& t) {
       alignas(32) float lane[16];
       _mm256_store_ps(lane, lo[r][c]);
       _mm256_store_ps(lane + 8, hi[r][c]);
-      t.y[c][r] = st(reduce16(lane));
+      t.y[c][r] = finish(t, r, lane);
     }
 }
 
@@ -140,7 +151,7 @@ __attribute__((target("avx512f"))) void tile_avx512(const Tile<R, C>& t) {
     for (int c = 0; c < C; ++c) {
       alignas(64) float lane[16];
       _mm512_store_ps(lane, acc[r][c]);
-      t.y[c][r] = st(reduce16(lane));
+      t.y[c][r] = finish(t, r, lane);
     }
 }
 #endif
@@ -179,6 +190,7 @@ void run_rows(LinearKernel k, int c, const Tile<kRows, kCols>& full) {
     for (int i = 0; i < C; ++i) t.x[i] = full.x[i], t.y[i] = full.y[i];
     for (int i = 0; i < R; ++i) t.w[i] = full.w[i], t.tail[i] = full.tail[i];
     t.blocks = full.blocks;
+    t.bias = full.bias;
     run_tile<R, C>(k, t);
   };
   switch (c) {
@@ -240,10 +252,8 @@ void k_share_sums(const Tensor& x, const Tensor& w, Tensor& y) {
   });
 }
 
-}  // namespace
-
-void linear(const Tensor& x, const Tensor& w, Tensor& y) {
-  if (y.dtype == DType::F32) return k_share_sums(x, w, y);
+// y = bf16(x w^T (+ bias)) on the widest kernel; bias: N fp32 values or null.
+void product(const Tensor& x, const Tensor& w, const float* bias, Tensor& y) {
   const int64_t n = x.dim(0), K = x.dim(1), N = w.dim(0);
   if (n == 0 || N == 0) return;
   const int64_t blocks = K / kBlock, padded = (blocks + (K % kBlock ? 1 : 0)) * kBlock;
@@ -292,6 +302,7 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
             tile.tail[r] = tails.empty() ? nullptr : &tails[(o0 + r) * kBlock];
           }
           tile.blocks = blocks;
+          tile.bias = bias ? bias + o0 : nullptr;
           switch (rows) {
             case 1: run_rows<1>(kernel, cols, tile); break;
             case 2: run_rows<2>(kernel, cols, tile); break;
@@ -302,6 +313,19 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
       }
     }
   }, 1);
+}
+
+}  // namespace
+
+void linear(const Tensor& x, const Tensor& w, Tensor& y) {
+  if (y.dtype == DType::F32) return k_share_sums(x, w, y);
+  product(x, w, nullptr, y);
+}
+
+void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
+  std::vector<float> bias(static_cast<size_t>(w.dim(0)));
+  for (int64_t o = 0; o < w.dim(0); ++o) bias[o] = ld_weight(b, o);
+  product(x, w, bias.data(), y);
 }
 
 // The CPU streams each weight on its own; the bytes are linear's either way.

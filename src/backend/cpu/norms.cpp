@@ -1,10 +1,11 @@
-// Row norms on the CPU: zero-centred RMSNorm (optionally after the residual add) and the gated
-// RMSNorm. Each row's sum of squares is one fp32 sum in index order.
+// Row norms on the CPU: RMSNorm with a one_plus weight (optionally after the residual add) or a plain
+// one, and the gated RMSNorm. Each row's sum of squares is one fp32 sum in index order.
 #include <cmath>
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/cpu/transformer_ops.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/norm/rms_norm_gated.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
@@ -26,7 +27,7 @@ void norm_row(const float* x, const Tensor& w, int64_t d, float eps, uint16_t* y
 
 }  // namespace
 
-void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
+void rms_norm_one_plus(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
   int64_t rows = x.dim(0), d = x.dim(1);
   const uint16_t* xp = bf16_ptr(x);
   uint16_t* yp = bf16_ptr_mut(y);
@@ -39,7 +40,7 @@ void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& 
   });
 }
 
-void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d_, const Tensor& w, float eps, Tensor& y) {
+void residual_add_rms_norm_one_plus(Tensor& h, const Tensor& d_, const Tensor& w, float eps, Tensor& y) {
   int64_t rows = h.dim(0), d = h.dim(1);
   uint16_t* hp = bf16_ptr_mut(h);
   uint16_t* yp = bf16_ptr_mut(y);
@@ -52,6 +53,21 @@ void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d_, const Tenso
         row[i] = float_from_bf16_bits(sum);
       }
       norm_row(row.data(), w, d, eps, yp + r * d);
+    }
+  });
+}
+
+void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
+  int64_t rows = x.dim(0), d = x.dim(1);
+  const uint16_t* xp = bf16_ptr(x);
+  const uint16_t* wp = bf16_ptr(w);
+  uint16_t* yp = bf16_ptr_mut(y);
+  parallel_for(rows, [&](int64_t b, int64_t e) {
+    std::vector<float> row(d);
+    for (int64_t r = b; r < e; ++r) {
+      for (int64_t i = 0; i < d; ++i) row[i] = ld(xp, r * d + i);
+      float inv = inv_rms(row.data(), d, eps);
+      for (int64_t i = 0; i < d; ++i) yp[r * d + i] = st(round_bf16(row[i] * inv) * ld(wp, i));
     }
   });
 }

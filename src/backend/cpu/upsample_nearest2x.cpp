@@ -1,4 +1,4 @@
-#include "backend/cpu/vae_ops.h"
+#include "backend/conv/upsample_nearest2x.h"
 
 #include "core/parallel.h"
 

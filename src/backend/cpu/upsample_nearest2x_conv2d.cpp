@@ -1,5 +1,7 @@
 // The CPU stores the upsampled picture, then convolves it.
-#include "backend/cpu/vae_ops.h"
+#include "backend/conv/conv2d.h"
+#include "backend/conv/upsample_nearest2x.h"
+#include "backend/conv/upsample_nearest2x_conv2d.h"
 
 namespace tf::cpu {
 

@@ -1,11 +1,7 @@
 #include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/delta_rule/delta_net_prep.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
 
 namespace tf {
 

@@ -12,4 +12,16 @@ void causal_conv1d_silu_delta_net_prep(const Tensor& x, const Tensor& w, const S
                                        const Tensor& b, const Tensor& a, const Tensor& A_log, const Tensor& dt_bias,
                                        Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void causal_conv1d_silu_delta_net_prep(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets,
+                                       const Tensor& b, const Tensor& a, const Tensor& A_log, const Tensor& dt_bias,
+                                       Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g);
+}  // namespace cpu
+namespace cuda {
+void causal_conv1d_silu_delta_net_prep(const Tensor& x, const Tensor& w, const SeqOffsets& seq_offsets,
+                                       const Tensor& b, const Tensor& a, const Tensor& A_log, const Tensor& dt_bias,
+                                       Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g);
+}  // namespace cuda
+
 }  // namespace tf

@@ -23,4 +23,14 @@ Device check_delta_net_prep(const char* op, const char* input, const Tensor& mix
                             const Tensor& dt_bias, const Tensor& q, const Tensor& k, const Tensor& v,
                             const Tensor& beta, const Tensor& g);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const Tensor& A_log,
+                    const Tensor& dt_bias, Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g);
+}  // namespace cpu
+namespace cuda {
+void delta_net_prep(const Tensor& mixed, const Tensor& b, const Tensor& a, const Tensor& A_log,
+                    const Tensor& dt_bias, Tensor& q, Tensor& k, Tensor& v, Tensor& beta, Tensor& g);
+}  // namespace cuda
+
 }  // namespace tf

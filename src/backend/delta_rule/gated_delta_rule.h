@@ -33,4 +33,18 @@ void gated_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v,
 constexpr int64_t kDeltaRuleChunk = 64;
 constexpr int64_t kDeltaRuleChunkedFrom = 128;  // where the chunked form starts to win on the H200
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                      const SeqOffsets& seq_offsets, Tensor& o);
+void gated_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                              const SeqOffsets& seq_offsets, Tensor& o);
+}  // namespace cpu
+namespace cuda {
+void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                      const SeqOffsets& seq_offsets, Tensor& o);
+void gated_delta_rule_chunked(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& beta, const Tensor& g,
+                              const SeqOffsets& seq_offsets, Tensor& o);
+}  // namespace cuda
+
 }  // namespace tf

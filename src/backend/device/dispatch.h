@@ -60,7 +60,11 @@ inline void expect_elementwise(const char* op, DType want, std::initializer_list
 }
 
 [[noreturn]] inline void no_cuda(const char* op) {
+#ifdef TF_HAVE_CUDA
+  fail(std::string(op) + ": no CUDA kernel for this variant yet (use --device cpu)");
+#else
   fail(std::string(op) + ": this build has no CUDA backend (use --device cpu)");
+#endif
 }
 
 // An op's CUDA kernel for run_kernel: nullptr in a build without CUDA, where cuda::<op> does not exist.
@@ -71,7 +75,7 @@ inline void expect_elementwise(const char* op, DType want, std::initializer_list
 #endif
 
 // Runs an op on the device its tensors live on: cpu_kernel on the CPU, cuda_kernel on CUDA;
-// without a CUDA kernel (a build without CUDA) CUDA tensors are refused by the op's name.
+// without a CUDA kernel (a build without CUDA, or a variant CUDA lacks) CUDA tensors are refused by name.
 template <class Kernel, class... Args>
 void run_kernel(const char* op, Device d, Kernel cpu_kernel, std::type_identity_t<Kernel> cuda_kernel, Args&&... args) {
   if (d == Device::CPU) return cpu_kernel(std::forward<Args>(args)...);

@@ -1,10 +1,6 @@
 #include "backend/elementwise/add.h"
 
-#include "backend/cpu/vae_ops.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/conv/vae_ops.h"
-#endif
 
 namespace tf {
 

@@ -6,4 +6,12 @@ namespace tf {
 
 void add(const Tensor& a, const Tensor& b, Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void add(const Tensor& a, const Tensor& b, Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void add(const Tensor& a, const Tensor& b, Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

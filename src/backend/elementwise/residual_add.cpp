@@ -1,10 +1,6 @@
 #include "backend/elementwise/residual_add.h"
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
 
 namespace tf {
 
@@ -16,10 +12,16 @@ void check_residual_delta(const char* op, const Tensor& h, const Tensor& d) {
          h.describe());
 }
 
-void residual_add(Tensor& h, const Tensor& d) {
+void residual_add(Tensor& h, const Tensor& d, const Tensor* gate) {
   const char* op = "residual_add";
   Device dev = common_device(op, {&h, &d});
   check_residual_delta(op, h, d);
+  if (gate) {
+    common_device(op, {&h, gate});
+    expect_dtypes(op, DType::BF16, {{"d", d}, {"gate", *gate}});
+    expect_shape(op, "gate", *gate, {h.shape.back()});
+    return run_kernel("residual_add (gated)", dev, cpu::residual_add_gated, nullptr, h, d, *gate);
+  }
   run_kernel(op, dev, cpu::residual_add, TF_CUDA_KERNEL(cuda::residual_add), h, d);
 }
 

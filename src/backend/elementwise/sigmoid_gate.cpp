@@ -1,10 +1,6 @@
 #include "backend/elementwise/sigmoid_gate.h"
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
 
 namespace tf {
 

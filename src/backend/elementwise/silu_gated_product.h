@@ -8,4 +8,12 @@ namespace tf {
 // gate, up, y: BF16 of one shape (y may alias either).
 void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void silu_gated_product(const Tensor& gate, const Tensor& up, Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

@@ -12,4 +12,12 @@ enum class IdCheck { by_op, by_caller };
 // table: BF16 [vocab, hidden]; ids: I32 [n], each in [0, vocab); out: BF16 [n, hidden].
 void embedding(const Tensor& table, const Tensor& ids, Tensor& out, IdCheck check = IdCheck::by_op);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void embedding(const Tensor& table, const Tensor& ids, Tensor& out, IdCheck check);
+}  // namespace cpu
+namespace cuda {
+void embedding(const Tensor& table, const Tensor& ids, Tensor& out, IdCheck check);
+}  // namespace cuda
+
 }  // namespace tf

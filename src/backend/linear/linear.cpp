@@ -1,10 +1,7 @@
 #include "backend/linear/linear.h"
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
+#include "backend/elementwise/residual_add.h"
 
 namespace tf {
 
@@ -47,6 +44,42 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
   if (y.dtype == DType::F32) check_k_share_sums(op, dev, x, w, y);
   else check_linear(op, x, w, y);
   run_kernel(op, dev, cpu::linear, TF_CUDA_KERNEL(cuda::linear), x, w, y);
+}
+
+void linear(const Tensor& x, const Tensor& w, Tensor& y, const LinearEpilogue& e) {
+  const char* op = "linear";
+  if (e.residual || e.gate || e.norm_weight || e.norm_out)
+    fail(std::string(op) + ": a residual, gate or norm epilogue takes no y (use linear(x, w, epilogue))");
+  if (!e.bias) return linear(x, w, y);
+  Device dev = common_device(op, {&x, &w, &y, e.bias});
+  check_linear(op, x, w, y);
+  expect_bf16_or_f32(op, "bias", *e.bias);
+  expect_shape(op, "bias", *e.bias, {w.dim(0)});
+  run_kernel("linear (bias)", dev, cpu::linear_bias, nullptr, x, w, *e.bias, y);
+}
+
+void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e) {
+  const char* op = "linear (residual)";
+  if (!e.residual) fail(std::string(op) + ": no residual to add the product to (use linear(x, w, y, epilogue))");
+  if (!e.norm_weight != !e.norm_out) fail(std::string(op) + ": a norm after the add needs both its weight and its output");
+  Tensor& h = *e.residual;
+  Device dev = common_device(op, {&x, &w, &h});
+  check_operands(op, x, w);
+  expect_dtype(op, "residual", h, DType::BF16);
+  expect_shape(op, "residual", h, {x.dim(0), w.dim(0)});
+  Tensor y;
+  if (e.bias || e.gate) {
+    y = empty(DType::BF16, h.shape, dev);
+    linear(x, w, y, LinearEpilogue{.bias = e.bias});
+    residual_add(h, y, e.gate);
+  } else {
+    const int64_t P = linear_k_shares(dev, x.dim(0), x.dim(1), w.dim(0));
+    y = P ? empty(DType::F32, {P, x.dim(0), w.dim(0)}, dev) : empty(DType::BF16, h.shape, dev);
+    linear(x, w, y);
+    if (e.norm_weight) return residual_add_rms_norm(h, y, *e.norm_weight, e.norm, *e.norm_out);
+    residual_add(h, y);
+  }
+  if (e.norm_weight) rms_norm(h, *e.norm_weight, e.norm, *e.norm_out);
 }
 
 int64_t linear_k_shares(Device d, int64_t n, int64_t K, int64_t N) {

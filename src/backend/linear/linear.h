@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <span>
 
+#include "backend/norm/rms_norm.h"
 #include "core/tensor.h"
 
 namespace tf {
@@ -27,7 +28,7 @@ struct LinearPart {
 // Or y: F32 [P, n, N], the product left as k-share sums for its consumer to finish: y[p] is the fp32
 // sum over the p-th of P equal k ranges (the same fp32 accumulation, no rounding), and the product
 // is bf16(((y[0] + y[1]) + ...) + y[P - 1]), added in share order (residual_add and
-// residual_add_rms_norm_zero_centred take such y as their d). P is the device's: on CUDA
+// residual_add_rms_norm take such y as their d). P is the device's: on CUDA
 // linear_k_shares(...); the CPU takes any P that divides K.
 void linear(const Tensor& x, const Tensor& w, Tensor& y);
 
@@ -38,5 +39,44 @@ int64_t linear_k_shares(Device d, int64_t n, int64_t K, int64_t N);
 
 // y_i = x w_i^T for each part, with linear's numerics; on CUDA one launch streams all the weights.
 void linear_shared_input(const Tensor& x, std::initializer_list<LinearPart> parts);
+
+// What happens to a product's fp32 sums s = x w^T on their way out, each step as torch's bf16 ops round:
+//   bias:      y = bf16(s + float(b))   (b BF16 or F32 [N]; one rounding) — else y = bf16(s)
+//   residual:  h = bf16(float(h) + float(y))  in place (y itself is not kept); with gate (BF16 [N]):
+//              h = bf16(float(h) + float(bf16(float(y) * float(gate))))
+//   norm:      after the residual add, norm_out = rms_norm(h, norm_weight, norm) (residual_add_rms_norm's bytes)
+// A residual product without bias or gate leaves the device's k-share sums to the add (linear_k_shares),
+// so the family never sees them.
+struct LinearEpilogue {
+  const Tensor* bias = nullptr;
+  Tensor* residual = nullptr;
+  const Tensor* gate = nullptr;
+  const Tensor* norm_weight = nullptr;
+  RmsNormOptions norm{};
+  Tensor* norm_out = nullptr;
+};
+
+// y = x w^T with the epilogue's bias (y: BF16 [n, N]); e.residual must be null.
+void linear(const Tensor& x, const Tensor& w, Tensor& y, const LinearEpilogue& e);
+// The residual forms: e.residual (BF16 [n, N]) takes the product; nothing else is written but norm_out.
+void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e);
+
+// The kernels behind the ops; the fronts check geometry, so they trust their arguments.
+namespace cpu {
+void linear(const Tensor& x, const Tensor& w, Tensor& y);
+void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
+int64_t linear_k_shares(int64_t n, int64_t K, int64_t N);
+void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts);
+// Which linear kernel runs: Auto picks the widest the machine has. All give the same bytes.
+enum class LinearKernel { Auto, Scalar, Avx2, Avx512 };
+void set_linear_kernel(LinearKernel k);
+LinearKernel linear_kernel_in_use();
+const char* linear_kernel_name(LinearKernel k);
+}  // namespace cpu
+namespace cuda {
+void linear(const Tensor& x, const Tensor& w, Tensor& y);
+int64_t linear_k_shares(int64_t n, int64_t K, int64_t N);
+void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts);
+}  // namespace cuda
 
 }  // namespace tf

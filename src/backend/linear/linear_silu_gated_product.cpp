@@ -1,10 +1,7 @@
 #include "backend/linear/linear_silu_gated_product.h"
 
-#include "backend/cpu/transformer_ops.h"
+#include "backend/linear/linear.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
 
 namespace tf {
 

@@ -10,4 +10,12 @@ namespace tf {
 // x: BF16 [n, K]; w_gate, w_up: BF16 [N, K]; y: BF16 [n, N] (must not alias x).
 void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

@@ -17,4 +17,14 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
 void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps,
                       const Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

@@ -10,4 +10,12 @@ namespace tf {
 // x, z: BF16 [rows, d]; w: BF16 or F32 [d] (plain w, not 1 + w); y: BF16 [rows, d].
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y);
 
+// The kernels behind the op; the front checks geometry, so they trust their arguments.
+namespace cpu {
+void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y);
+}  // namespace cpu
+namespace cuda {
+void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y);
+}  // namespace cuda
+
 }  // namespace tf

@@ -45,7 +45,7 @@ struct Control {
 class Rng;
 
 struct KernelContract {
-  std::string name;                    // the op's name, e.g. "rms_norm_zero_centred"
+  std::string name;                    // the op's name, e.g. "rms_norm_one_plus"
   std::vector<std::string> families;   // "moss_image", "flux2_vae"
   std::vector<Device> backends;        // where the op exists in this build
   std::function<std::vector<Case>(Rng&)> random_cases;       // gate 2: several sizes

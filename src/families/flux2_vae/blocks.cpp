@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "backend/attention/attention_single_head.h"
+#include "backend/attention/attention.h"
 #include "backend/conv/conv2d.h"
 #include "backend/norm/group_norm.h"
 #include "backend/conv/group_norm_conv2d.h"
@@ -59,7 +59,7 @@ Tensor attention(const Attention& a, const Tensor& x, int groups, float eps) {
   const Tensor q = conv1x1(a.q, t), k = conv1x1(a.k, t), v = conv1x1(a.v, t);  // [C, H, W]
   Tensor o = empty(DType::F32, {c, n}, x.device);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c)));  // head dim = C
-  attention_single_head(q.reshaped({c, n}), k.reshaped({c, n}), v.reshaped({c, n}), scale, o);
+  tf::attention(q.reshaped({c, n}), k.reshaped({c, n}), v.reshaped({c, n}), {.scale = scale, .mask = AttentionMask::none, .layout = AttentionLayout::channels}, o);
   return conv1x1(a.out, o.reshaped(x.shape), &x);
 }
 

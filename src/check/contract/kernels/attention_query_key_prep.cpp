@@ -2,7 +2,9 @@
 // q_norm)) and k = rope(norm(kraw, k_norm)) with rms_norm_zero_centred's and rope_partial's
 // rounding points.
 #include "backend/attention/attention_query_key_prep.h"
-#include "backend/cpu/transformer_ops.h"
+#include "backend/attention/split_query_gate.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
@@ -54,11 +56,11 @@ void faulty(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Param
   Tensor query = empty(DType::BF16, out[0].shape), kraw = in[1].reshaped({T, hkv, d});
   Tensor q_rot = empty(DType::BF16, out[0].shape), k_rot = empty(DType::BF16, out[1].shape);
   cpu::split_query_gate(in[0], query, out[2]);
-  cpu::rope_partial(query, in[4], in[5], o, q_rot);
-  cpu::rope_partial(kraw, in[4], in[5], o, k_rot);
+  cpu::rope_split_half(query, in[4], in[5], o, q_rot);
+  cpu::rope_split_half(kraw, in[4], in[5], o, k_rot);
   Tensor q_rows = out[0].reshaped({T * hq, d}), k_rows = out[1].reshaped({T * hkv, d});
-  cpu::rms_norm_zero_centred(q_rot.reshaped({T * hq, d}), in[2], eps, q_rows);
-  cpu::rms_norm_zero_centred(k_rot.reshaped({T * hkv, d}), kn, eps, k_rows);
+  cpu::rms_norm_one_plus(q_rot.reshaped({T * hq, d}), in[2], eps, q_rows);
+  cpu::rms_norm_one_plus(k_rot.reshaped({T * hkv, d}), kn, eps, k_rows);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ void register_encoder_kernels() {
   register_copies(true);
   register_linear(true);
   register_linear_silu_gated_product(true);
-  register_rms_norm_zero_centred(true);
+  register_rms_norm(true);
   register_residual_add(true);
   register_elementwise_gates(true);
   register_causal_conv1d_silu(true);
@@ -34,9 +34,9 @@ void register_encoder_kernels() {
   register_gated_delta_rule_chunked(true);
   register_rms_norm_gated(true);
   register_rope_tables();
-  register_rope_partial(true);
+  register_rope(true);
   register_attention_query_key_prep(true);
-  register_attention_causal_gqa(true);
+  register_attention_bf16(true);
 }
 
 }  // namespace tf::contract

@@ -7,7 +7,7 @@ namespace tf::contract {
 
 void register_linear(bool cuda);
 void register_linear_silu_gated_product(bool cuda);
-void register_rms_norm_zero_centred(bool cuda);
+void register_rms_norm(bool cuda);
 void register_residual_add(bool cuda);
 void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
 void register_copies(bool cuda);             // embedding, split_query_gate
@@ -17,9 +17,9 @@ void register_causal_conv1d_silu_delta_net_prep(bool cuda);
 void register_gated_delta_rule(bool cuda);
 void register_gated_delta_rule_chunked(bool cuda);
 void register_rms_norm_gated(bool cuda);
-void register_rope_partial(bool cuda);
+void register_rope(bool cuda);
 void register_attention_query_key_prep(bool cuda);
-void register_attention_causal_gqa(bool cuda);
+void register_attention_bf16(bool cuda);
 void register_rope_tables();  // host only
 
 // A residual add's d as its reference sees it: BF16 values, or a product's F32 k-share sums [P, rows, n]

@@ -8,7 +8,7 @@ void register_vae_kernels() {
   register_conv2d(true);
   register_group_norm(true);
   register_upsample_nearest2x(true);
-  register_attention_single_head(true);
+  register_attention_f32_channels(true);
   register_add(true);
 }
 

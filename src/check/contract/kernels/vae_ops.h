@@ -5,7 +5,7 @@ namespace tf::contract {
 void register_conv2d(bool cuda);
 void register_group_norm(bool cuda);
 void register_upsample_nearest2x(bool cuda);
-void register_attention_single_head(bool cuda);
+void register_attention_f32_channels(bool cuda);
 void register_add(bool cuda);
 
 }  // namespace tf::contract

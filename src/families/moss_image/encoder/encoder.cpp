@@ -6,16 +6,15 @@
 #include <utility>
 #include <vector>
 
-#include "backend/attention/attention_causal_gqa.h"
+#include "backend/attention/attention.h"
 #include "backend/attention/attention_query_key_prep.h"
 #include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/embed/embedding.h"
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "backend/linear/linear.h"
 #include "backend/linear/linear_silu_gated_product.h"
-#include "backend/elementwise/residual_add.h"
 #include "backend/norm/rms_norm_gated.h"
-#include "backend/norm/rms_norm_zero_centred.h"
+#include "backend/norm/rms_norm.h"
 #include "backend/rope/rope_tables.h"
 #include "backend/elementwise/sigmoid_gate.h"
 #include "core/error.h"
@@ -48,7 +47,7 @@ Encoder::Rope Encoder::rope_for(const SeqOffsets& seq_offsets) const {
   return Rope{cached.cos.rows(0, longest), cached.sin.rows(0, longest)};
 }
 
-Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& offs) const {
+Encoder::Projection Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& offs) const {
   const EncoderConfig& c = config_;
   const int64_t T = x.dim(0), Hk = c.lin_key_heads, Hv = c.lin_value_heads, dk = c.lin_key_dim, dv = c.lin_value_dim;
   Tensor mixed = empty(DType::BF16, {T, c.conv_channels()}, device_);  // [T, q | k | v]
@@ -64,10 +63,11 @@ Tensor Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOf
   gated_delta_rule(q, k, v, beta, g, offs, o);
   Tensor normed = empty(DType::BF16, {T * Hv, dv}, device_);  // per (token, value head)
   rms_norm_gated(o.reshaped({T * Hv, dv}), z.reshaped({T * Hv, dv}), w.norm, static_cast<float>(c.rms_norm_eps), normed);
-  return residual_product(normed.reshaped({T, Hv * dv}), w.out_proj);
+  return {normed.reshaped({T, Hv * dv}), &w.out_proj};
 }
 
-Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& offs, const Rope& rope) const {
+Encoder::Projection Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& offs,
+                                       const Rope& rope) const {
   const EncoderConfig& c = config_;
   const int64_t T = x.dim(0), Hq = c.attn_heads, Hkv = c.kv_heads, d = c.head_dim;
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -81,40 +81,34 @@ Tensor Encoder::attention(const AttentionWeights& w, const Tensor& x, const SeqO
   qg = Tensor();
   kraw = Tensor();
   Tensor o = empty(DType::BF16, {T, Hq, d}, device_);
-  attention_causal_gqa(q, k, v, static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))), offs, o);
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  tf::attention(q, k, v, {.scale = scale, .mask = AttentionMask::causal, .sequences = offs}, o);
   sigmoid_gate(o, gate, o);
-  return residual_product(o.reshaped({T, Hq * d}), w.o_proj);
+  return {o.reshaped({T, Hq * d}), &w.o_proj};
 }
 
-Tensor Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
+Encoder::Projection Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
   Tensor gated = empty(DType::BF16, {x.dim(0), config_.intermediate}, device_);
   linear_silu_gated_product(x, w.gate_proj, w.up_proj, gated);
-  return residual_product(gated, w.down_proj);
-}
-
-Tensor Encoder::residual_product(const Tensor& x, const Tensor& w) const {
-  const int64_t T = x.dim(0), N = w.dim(0), P = linear_k_shares(device_, T, x.dim(1), N);
-  Tensor y = P ? empty(DType::F32, {P, T, N}, device_) : empty(DType::BF16, {T, N}, device_);
-  linear(x, w, y);
-  return y;
+  return {gated, &w.down_proj};
 }
 
 void Encoder::layer(int64_t i, Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope,
                     const Tensor* next_norm) const {
   const LayerWeights& w = weights_.layers.at(i);
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  Tensor mixed = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
-  residual_add_rms_norm_zero_centred(h, mixed, w.post_attention_layernorm, eps, x);  // h += mixer; x = norm(h)
-  mixed = Tensor();
-  Tensor out = mlp(w, x);
-  if (next_norm) residual_add_rms_norm_zero_centred(h, out, *next_norm, eps, x);  // h += mlp; x = next norm(h)
-  else residual_add(h, out);
+  {
+    const Projection mixer = w.full_attention ? attention(w.attn, x, offs, rope) : delta_net(w.delta, x, offs);
+    // h += mixer; x = norm(h)
+    linear(mixer.x, *mixer.w, {.residual = &h, .norm_weight = &w.post_attention_layernorm, .norm = norm(), .norm_out = &x});
+  }
+  const Projection out = mlp(w, x);
+  // h += mlp; x = next norm(h) (the next layer's input, or the final rows)
+  linear(out.x, *out.w, {.residual = &h, .norm_weight = next_norm, .norm = norm(), .norm_out = next_norm ? &x : nullptr});
 }
 
 void Encoder::layers(Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& rope, const Progress& progress) const {
   const int64_t L = config_.layers;
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  rms_norm_zero_centred(h, L > 0 ? weights_.layers.at(0).input_layernorm : weights_.norm, eps, x);
+  rms_norm(h, L > 0 ? weights_.layers.at(0).input_layernorm : weights_.norm, norm(), x);
   for (int64_t i = 0; i < L; ++i) {
     layer(i, h, x, offs, rope, i + 1 < L ? &weights_.layers.at(i + 1).input_layernorm : &weights_.norm);
     if (progress) progress(i + 1, steps());
@@ -123,7 +117,7 @@ void Encoder::layers(Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& r
 
 Tensor Encoder::final_norm(const Tensor& h) const {
   Tensor y = empty(DType::BF16, h.shape, device_);
-  rms_norm_zero_centred(h, weights_.norm, static_cast<float>(config_.rms_norm_eps), y);
+  rms_norm(h, weights_.norm, norm(), y);
   return y;
 }
 
@@ -229,7 +223,7 @@ Tensor Encoder::run_step(int64_t step, const Tensor& rows, const SeqOffsets& off
   copy_into(h, rows);
   if (step == config_.layers) return to_device(final_norm(h), Device::CPU);
   Tensor x = empty(DType::BF16, rows.shape, device_);
-  rms_norm_zero_centred(h, weights_.layers.at(step).input_layernorm, static_cast<float>(config_.rms_norm_eps), x);
+  rms_norm(h, weights_.layers.at(step).input_layernorm, norm(), x);
   layer(step, h, x, offs, rope_for(offs), nullptr);
   return to_device(h, Device::CPU);
 }

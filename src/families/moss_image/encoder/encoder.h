@@ -14,6 +14,7 @@
 
 #include "backend/device/recorded_work.h"
 #include "backend/device/seq_offsets.h"
+#include "backend/norm/rms_norm.h"
 #include "core/tensor.h"
 #include "families/moss_image/encoder/config.h"
 #include "families/moss_image/encoder/weights.h"
@@ -77,9 +78,13 @@ class Encoder {
   // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
   Tensor forward_recorded(const Tensor& host_ids, const SeqOffsets& seq_offsets) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
-  // x w^T for a residual add to take: the device's k-share sums where it offers them (the add
-  // finishes the product, with its rounding), else linear's BF16 rows.
-  Tensor residual_product(const Tensor& x, const Tensor& w) const;
+  // A sublayer's last product, left for the residual add to take (linear's residual epilogue).
+  struct Projection {
+    Tensor x;
+    const Tensor* w;
+  };
+  // Qwen3.5's norms: zero-centred weights (one_plus).
+  RmsNormOptions norm() const { return {NormWeight::one_plus, static_cast<float>(config_.rms_norm_eps)}; }
   // Layer i on h (in place) from x, h's input norm; x is then overwritten. The MLP's residual add
   // is fused with next_norm when given: x = next_norm(h), the next layer's input (or the final
   // rows), the same bytes as the add and the norm apart (run_step's path).
@@ -87,9 +92,9 @@ class Encoder {
              const Tensor* next_norm) const;
   // Every layer on h; x ends as the final norm's rows.
   void layers(Tensor& h, Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope, const Progress& progress) const;
-  Tensor delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
-  Tensor attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
-  Tensor mlp(const LayerWeights& w, const Tensor& x) const;
+  Projection delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& seq_offsets) const;
+  Projection attention(const AttentionWeights& w, const Tensor& x, const SeqOffsets& seq_offsets, const Rope& rope) const;
+  Projection mlp(const LayerWeights& w, const Tensor& x) const;
   Tensor final_norm(const Tensor& h) const;
 
   EncoderConfig config_;

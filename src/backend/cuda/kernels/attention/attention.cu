@@ -10,7 +10,8 @@
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/primitives/device_math.cuh"
 #include "backend/cuda/runtime/tensor_map.h"
-#include "backend/cuda/kernels/transformer_ops.h"
+#include "backend/attention/attention.h"
+#include "backend/rope/rope.h"
 #include "core/env_switch.h"
 
 namespace tf::cuda {
@@ -160,11 +161,11 @@ __global__ void attention_kernel(const uint16_t* q, const uint16_t* k, const uin
 
 }  // namespace
 
-void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
+void rope_split_half(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
   int64_t T = x.dim(0);
   int heads = int(x.dim(1)), hd = int(x.dim(2)), half = int(cos.dim(1));
   if (T * heads == 0) return;
-  SeqTable seqs = make_seq_table("rope_partial", seq_offsets);
+  SeqTable seqs = make_seq_table("rope", seq_offsets);
   const uint16_t* xp = static_cast<const uint16_t*>(x.data);
   uint16_t* yp = static_cast<uint16_t*>(y.data);
   if (half > 0) {
@@ -181,12 +182,12 @@ void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const S
   }
 }
 
-void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                           const SeqOffsets& seq_offsets, Tensor& o) {
   int Hq = int(q.dim(1)), d = int(q.dim(2)), Hkv = int(k.dim(1));
   if (q.dim(0) == 0 || Hq == 0 || d == 0) return;
-  if (d > 256) fail("attention_causal_gqa: the CUDA kernel holds head dims up to 256, got " + std::to_string(d));
-  SeqTable seqs = make_seq_table("attention_causal_gqa", seq_offsets);
+  if (d > 256) fail("attention: the CUDA kernel holds head dims up to 256, got " + std::to_string(d));
+  SeqTable seqs = make_seq_table("attention", seq_offsets);
   int64_t longest = 0;
   for (int s = 0; s < seqs.count; ++s) longest = std::max<int64_t>(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
   if (longest == 0) return;
@@ -212,8 +213,8 @@ void attention_causal_gqa(const Tensor& q, const Tensor& k, const Tensor& v, flo
     const uint64_t dims[3] = {uint64_t(d), uint64_t(Hkv), uint64_t(k.dim(0))};
     const uint64_t strides[2] = {uint64_t(d) * 2, uint64_t(Hkv) * d * 2};
     const uint32_t box[3] = {64, 1, uint32_t(attention_wgmma::kKeys)}, ones[3] = {1, 1, 1};
-    const CUtensorMap kmap = bf16_tensor_map("attention_causal_gqa: keys", kp, 3, dims, strides, box, ones);
-    const CUtensorMap vmap = bf16_tensor_map("attention_causal_gqa: values", vp, 3, dims, strides, box, ones);
+    const CUtensorMap kmap = bf16_tensor_map("attention: keys", kp, 3, dims, strides, box, ones);
+    const CUtensorMap vmap = bf16_tensor_map("attention: values", vp, 3, dims, strides, box, ones);
     kernel<<<tc_grid, attention_wgmma::kThreads, smem, stream()>>>(qp, kmap, vmap, scale, seqs, op, Hq, Hkv);
     TF_CUDA_LAUNCH("attention_wgmma::attention_kernel");
   };

@@ -1,5 +1,11 @@
 // Tensor-level VAE ops on CUDA: shapes to the raw launchers, workspaces from the runtime's pool.
-#include "backend/cuda/kernels/conv/vae_ops.h"
+#include "backend/attention/attention.h"
+#include "backend/conv/conv2d.h"
+#include "backend/conv/group_norm_conv2d.h"
+#include "backend/conv/upsample_nearest2x.h"
+#include "backend/conv/upsample_nearest2x_conv2d.h"
+#include "backend/elementwise/add.h"
+#include "backend/norm/group_norm.h"
 
 #include <cuda_bf16.h>
 
@@ -92,9 +98,9 @@ void add(const Tensor& a, const Tensor& b, Tensor& y) {
   launch_add(a.ptr<float>(), b.ptr<float>(), a.numel(), y.ptr<float>(), stream());
 }
 
-void attention_single_head(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
+void attention_f32_channels(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o) {
   const int D = int(q.dim(0)), N = int(q.dim(1));
-  if (int64_t(N) != q.dim(1)) fail("attention_single_head (cuda): too many positions");
+  if (int64_t(N) != q.dim(1)) fail("attention (channels, cuda): too many positions");
   Tensor ws = empty(DType::F32, {int64_t(attention_workspace_floats(D, N))}, Device::CUDA);
   launch_attention_single_head(q.ptr<float>(), k.ptr<float>(), v.ptr<float>(), D, N, scale, o.ptr<float>(),
                                ws.ptr<float>(), stream());

@@ -10,7 +10,6 @@
 #include "backend/cuda/kernels/delta_rule/delta_rule_chunked.h"
 #include "backend/cuda/primitives/device_math.cuh"
 #include "backend/cuda/primitives/tensor_core.cuh"
-#include "backend/cuda/kernels/transformer_ops.h"
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "core/env_switch.h"
 

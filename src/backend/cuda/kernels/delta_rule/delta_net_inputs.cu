@@ -7,7 +7,9 @@
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/primitives/dependent_launch.cuh"
 #include "backend/cuda/primitives/device_math.cuh"
-#include "backend/cuda/kernels/transformer_ops.h"
+#include "backend/conv/causal_conv1d_silu.h"
+#include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
+#include "backend/delta_rule/delta_net_prep.h"
 
 namespace tf::cuda {
 
@@ -279,8 +281,8 @@ void causal_conv1d_silu_delta_net_prep(const Tensor& x, const Tensor& w, const S
   if (T == 0) return;
   if (T >= 2 * sm_count()) {  // long prompts: the conv kernel's 16-byte reads beat computing conv values on read
     Tensor conv = empty(DType::BF16, x.shape, Device::CUDA);
-    causal_conv1d_silu(x, w, seq_offsets, conv);
-    return delta_net_prep(conv, b, a, A_log, dt_bias, q, k, v, beta, g);
+    cuda::causal_conv1d_silu(x, w, seq_offsets, conv);
+    return cuda::delta_net_prep(conv, b, a, A_log, dt_bias, q, k, v, beta, g);
   }
   SeqTable seqs = make_seq_table("causal_conv1d_silu_delta_net_prep", seq_offsets);
   const auto* xp = static_cast<const uint16_t*>(x.data);

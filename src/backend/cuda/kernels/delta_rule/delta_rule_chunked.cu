@@ -10,7 +10,7 @@
 #include "backend/cuda/kernels/delta_rule/delta_rule_chunked.cuh"
 #include "backend/cuda/kernels/delta_rule/delta_rule_chunked.h"
 #include "backend/cuda/primitives/mma_3xtf32.cuh"
-#include "backend/cuda/kernels/transformer_ops.h"
+#include "backend/delta_rule/gated_delta_rule.h"
 
 namespace tf::cuda {
 

@@ -6,7 +6,11 @@
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/primitives/dependent_launch.cuh"
 #include "backend/cuda/primitives/device_math.cuh"
-#include "backend/cuda/kernels/transformer_ops.h"
+#include "backend/attention/split_query_gate.h"
+#include "backend/elementwise/residual_add.h"
+#include "backend/elementwise/sigmoid_gate.h"
+#include "backend/elementwise/silu_gated_product.h"
+#include "backend/embed/embedding.h"
 
 namespace tf::cuda {
 

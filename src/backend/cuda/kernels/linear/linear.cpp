@@ -2,7 +2,9 @@
 #include <vector>
 
 #include "backend/cuda/kernels/linear/gemm.h"
-#include "backend/cuda/kernels/transformer_ops.h"
+#include "backend/elementwise/silu_gated_product.h"
+#include "backend/linear/linear.h"
+#include "backend/linear/linear_silu_gated_product.h"
 #include "core/env_switch.h"
 
 namespace tf::cuda {
@@ -41,8 +43,8 @@ void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tens
     return;
   Tensor gate = empty(DType::BF16, y.shape, Device::CUDA), up = empty(DType::BF16, y.shape, Device::CUDA);
   const LinearPart parts[2] = {{&w_gate, &gate}, {&w_up, &up}};
-  linear_shared_input(x, parts);
-  silu_gated_product(gate, up, y);
+  cuda::linear_shared_input(x, parts);
+  cuda::silu_gated_product(gate, up, y);
 }
 
 }  // namespace tf::cuda

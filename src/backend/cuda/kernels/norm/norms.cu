@@ -7,7 +7,11 @@
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/primitives/dependent_launch.cuh"
 #include "backend/cuda/primitives/device_math.cuh"
-#include "backend/cuda/kernels/transformer_ops.h"
+#include "backend/attention/attention_query_key_prep.h"
+#include "backend/attention/split_query_gate.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/norm/rms_norm_gated.h"
+#include "backend/rope/rope.h"
 
 namespace tf::cuda {
 
@@ -261,7 +265,7 @@ void launch_zero_centred(uint16_t* x, ResidualDelta delta, const Tensor& w, floa
                          int64_t d) {
   if (rows == 0) return;
   if (d > kMaxRow)
-    fail("rms_norm_zero_centred: the CUDA kernel holds rows of up to " + std::to_string(kMaxRow) + " elements, got " +
+    fail("rms_norm: the CUDA kernel holds rows of up to " + std::to_string(kMaxRow) + " elements, got " +
          std::to_string(d));
   const bool f32 = w.dtype == DType::F32;
   if (d >= 1024) launch_zero_centred_rows<kBlock>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d));
@@ -271,13 +275,13 @@ void launch_zero_centred(uint16_t* x, ResidualDelta delta, const Tensor& w, floa
 
 }  // namespace
 
-void rms_norm_zero_centred(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
+void rms_norm_one_plus(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
   // x is only read when no delta is given
   launch_zero_centred(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
                       x.dim(1));
 }
 
-void residual_add_rms_norm_zero_centred(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
+void residual_add_rms_norm_one_plus(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
   ResidualDelta delta;
   if (d.dtype == DType::F32) delta.shares = d.ptr<float>(), delta.share_count = static_cast<int>(d.dim(0));
   else delta.rows = static_cast<const uint16_t*>(d.data);
@@ -296,12 +300,12 @@ void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor
     aligned = aligned && reinterpret_cast<uintptr_t>(p) % 16 == 0;
   if (!aligned || d % 256 != 0 || d > 1024 || half % 8 != 0 || 2 * half > 256) {
     Tensor query = empty(DType::BF16, q.shape, Device::CUDA);
-    split_query_gate(qg, query, gate);
+    cuda::split_query_gate(qg, query, gate);
     Tensor q_rows = q.reshaped({T * Hq, d}), k_rows = k.reshaped({T * Hkv, d});
-    rms_norm_zero_centred(query.reshaped({T * Hq, d}), q_norm, eps, q_rows);
-    rms_norm_zero_centred(kraw.reshaped({T * Hkv, d}), k_norm, eps, k_rows);
-    rope_partial(q, cos, sin, seq_offsets, q);
-    return rope_partial(k, cos, sin, seq_offsets, k);
+    cuda::rms_norm_one_plus(query.reshaped({T * Hq, d}), q_norm, eps, q_rows);
+    cuda::rms_norm_one_plus(kraw.reshaped({T * Hkv, d}), k_norm, eps, k_rows);
+    cuda::rope_split_half(q, cos, sin, seq_offsets, q);
+    return cuda::rope_split_half(k, cos, sin, seq_offsets, k);
   }
   QueryKeyRows a{};
   a.qg = static_cast<const uint16_t*>(qg.data), a.kraw = static_cast<const uint16_t*>(kraw.data);

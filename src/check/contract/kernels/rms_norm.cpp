@@ -1,6 +1,7 @@
-// rms_norm_zero_centred (and the fused residual add ahead of it):
-//   r = rsqrt(fp32 sum(x^2) / d + eps);  y = bf16((x * r) * (1 + w))   (fp32 products, one rounding)
-#include "backend/norm/rms_norm_zero_centred.h"
+// rms_norm, r = rsqrt(fp32 sum(x^2) / d + eps), in its two weight forms:
+//   one_plus (and the fused residual add ahead of it): y = bf16((x * r) * (1 + w))   (fp32 products, one rounding)
+//   plain: y = bf16(bf16(x * r) * w)                                                 (two roundings)
+#include "backend/norm/rms_norm.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 
@@ -70,6 +71,43 @@ Reference fused_reference(const Case& c) {
   return {h, rms_norm_zero_centred_reference(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
 }
 
+std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d,
+                                              double eps) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / d;
+  std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
+    Tracked inv = f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
+    for (int64_t i = 0; i < d; ++i) y[r * d + i] = round_bf16_point(f32_mul(round_bf16_point(f32_mul(x[r * d + i], inv)), w[i]));
+  }
+  return y;
+}
+
+Reference weight_plain_reference(const Case& c) {
+  return {rms_norm_plain_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1), c.params[0])};
+}
+
+// The plain form's inputs: bf16 weights (torch multiplies bf16 by bf16).
+std::vector<Case> weight_plain_cases(Rng& rng, bool adversarial) {
+  std::vector<Case> cs = adversarial ? adversarial_cases(rng, false) : random_cases(rng, false);
+  for (Case& c : cs)
+    if (c.inputs[1].dtype != DType::BF16) c = make_case(rng, c.inputs[0].dim(0), c.inputs[0].dim(1), DType::BF16, false);
+  return cs;
+}
+
+// The plain form computed in one rounding, as the one_plus form rounds: a dropped rounding point.
+void dropped_rounding(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+  const int64_t d = in[0].dim(1), rows = in[0].dim(0);
+  std::vector<double> x = values_of(in[0]), w = values_of(in[1]), y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    float s = 0;
+    for (int64_t i = 0; i < d; ++i) s += static_cast<float>(x[r * d + i] * x[r * d + i]);
+    float inv = 1 / std::sqrt(s / d + static_cast<float>(p[0]));
+    for (int64_t i = 0; i < d; ++i) y[r * d + i] = (static_cast<float>(x[r * d + i]) * inv) * static_cast<float>(w[i]);
+  }
+  set_values(out[0], y);
+}
+
 // The normalised value rounded to bf16 before the (1 + w) scale: an added rounding point.
 void added_rounding(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
   const int64_t d = in[0].dim(1), rows = in[0].dim(0);
@@ -86,16 +124,16 @@ void added_rounding(const std::vector<Tensor>& in, std::vector<Tensor>& out, con
 
 }  // namespace
 
-void register_rms_norm_zero_centred(bool cuda) {
+void register_rms_norm(bool cuda) {
   KernelContract k;
-  k.name = "rms_norm_zero_centred";
+  k.name = "rms_norm_one_plus";
   k.families = {"moss_image"};
   k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) { return random_cases(rng, false); };
   k.adversarial_cases = [](Rng& rng) { return adversarial_cases(rng, false); };
   k.reference = plain_reference;
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-    rms_norm_zero_centred(in[0], in[1], static_cast<float>(p[0]), out[0]);
+    rms_norm(in[0], in[1], {NormWeight::one_plus, static_cast<float>(p[0])}, out[0]);
   };
   k.controls = {
       reimplemented("added-rounding-before-scale", added_rounding),
@@ -117,8 +155,26 @@ void register_rms_norm_zero_centred(bool cuda) {
   };
   add_kernel(k);
 
+  KernelContract pl;
+  pl.name = "rms_norm_plain";
+  pl.families = {"moss_image"};
+  pl.backends = backends(false);
+  pl.random_cases = [](Rng& rng) { return weight_plain_cases(rng, false); };
+  pl.adversarial_cases = [](Rng& rng) { return weight_plain_cases(rng, true); };
+  pl.reference = weight_plain_reference;
+  pl.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+    rms_norm(in[0], in[1], {NormWeight::plain, static_cast<float>(p[0])}, out[0]);
+  };
+  pl.controls = {
+      reimplemented("dropped-rounding-before-w", dropped_rounding),
+      perturbed_inputs("1+w-instead-of-w", [](std::vector<Tensor>& in) { map_values(in[1], [](double w) { return w + 1; }); }),
+      perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
+      perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); }),
+  };
+  add_kernel(std::move(pl));
+
   KernelContract f;
-  f.name = "residual_add_rms_norm_zero_centred";
+  f.name = "residual_add_rms_norm_one_plus";
   f.families = {"moss_image"};
   f.backends = backends(cuda);
   f.random_cases = [](Rng& rng) { return random_cases(rng, true); };
@@ -126,7 +182,7 @@ void register_rms_norm_zero_centred(bool cuda) {
   f.reference = fused_reference;
   f.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     copy_into(out[0], in[0]);  // h is updated in place: run on the output's copy
-    residual_add_rms_norm_zero_centred(out[0], in[1], in[2], static_cast<float>(p[0]), out[1]);
+    residual_add_rms_norm(out[0], in[1], in[2], {NormWeight::one_plus, static_cast<float>(p[0])}, out[1]);
   };
   f.controls = {
       perturbed_inputs("dropped-residual", [](std::vector<Tensor>& in) { map_values(in[1], [](double) { return 0.0; }); }),

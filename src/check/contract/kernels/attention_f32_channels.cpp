@@ -8,7 +8,7 @@
 // the whole row's softmax at once: s_j = fp32(split dot(q_i, k_j)) * scale; t_j = exp(s_j - m);
 // l = sum of t_j (in double, rounded once: within the fp32 sum's bound); p_j = t_j / l;
 // o_c = split dot(p, v_c).
-#include "backend/attention/attention_single_head.h"
+#include "backend/attention/attention.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/vae_ops.h"
 
@@ -139,9 +139,9 @@ HostKernel with(Fault f) {
 
 }  // namespace
 
-void register_attention_single_head(bool cuda) {
+void register_attention_f32_channels(bool cuda) {
   KernelContract k;
-  k.name = "attention_single_head";
+  k.name = "attention_f32_channels";
   k.families = {"flux2_vae"};
   k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) {
@@ -176,7 +176,7 @@ void register_attention_single_head(bool cuda) {
   k.reference = attention_reference;
   k.cuda_reference = attention_reference_split_gemm;
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-    attention_single_head(in[0], in[1], in[2], static_cast<float>(p[0]), out[0]);
+    attention(in[0], in[1], in[2], {.scale = static_cast<float>(p[0]), .mask = AttentionMask::none, .layout = AttentionLayout::channels}, out[0]);
   };
   k.controls = {
       reimplemented("missing-rescale", with(Fault::MissingRescale)),

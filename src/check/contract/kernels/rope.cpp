@@ -1,7 +1,7 @@
 // rope_partial: y[i] = bf16(bf16(x[i] c) + bf16(rot[i] s)) on the first 2 * half dims (positions
 // restart per sequence), the rest copied. bf16 x bf16 products are exact in fp32; the sum of two
 // bf16 values too, unless their exponents are far apart.
-#include "backend/rope/rope_partial.h"
+#include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
@@ -70,9 +70,9 @@ void faulty_rope(const std::vector<Tensor>& in, std::vector<Tensor>& out, const 
 
 }  // namespace
 
-void register_rope_partial(bool cuda) {
+void register_rope(bool cuda) {
   KernelContract k;
-  k.name = "rope_partial";
+  k.name = "rope_split_half";
   k.families = {"moss_image"};
   k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) {
@@ -92,7 +92,7 @@ void register_rope_partial(bool cuda) {
                                             offsets_from(c.params, 0))};
   };
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-    rope_partial(in[0], in[1], in[2], offsets_from(p, 0), out[0]);
+    rope(in[0], {in[1], in[2]}, RopePositions::sequential(offsets_from(p, 0)), out[0]);
   };
   k.controls = {
       reimplemented("rotate-half-sign-flipped", [](auto& in, auto& out, auto& p) { faulty_rope(in, out, p, 1); }),

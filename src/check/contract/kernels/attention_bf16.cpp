@@ -3,7 +3,7 @@
 //   t_j = exp(s_j - m); l = fp32 sum t_j (a streaming first pass adds up to n - 1 rescales, 5u each);
 //   p_j = bf16(t_j / l) (division, or multiplication by 1 / l: modelled as the latter, 2 roundings);
 //   o = bf16(fp32 dot(p, v)).
-#include "backend/attention/attention_causal_gqa.h"
+#include "backend/attention/attention.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/encoder_ops.h"
 
@@ -104,9 +104,9 @@ HostKernel with(int fault) {
 
 }  // namespace
 
-void register_attention_causal_gqa(bool cuda) {
+void register_attention_bf16(bool cuda) {
   KernelContract k;
-  k.name = "attention_causal_gqa";
+  k.name = "attention_bf16_causal";
   k.families = {"moss_image"};
   k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) {
@@ -127,7 +127,7 @@ void register_attention_causal_gqa(bool cuda) {
   };
   k.reference = gqa_reference;
   k.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-    attention_causal_gqa(in[0], in[1], in[2], static_cast<float>(p[0]), offsets_from(p, 1), out[0]);
+    attention(in[0], in[1], in[2], {.scale = static_cast<float>(p[0]), .sequences = offsets_from(p, 1)}, out[0]);
   };
   k.controls = {
       reimplemented("fp32-probabilities", with(1)),

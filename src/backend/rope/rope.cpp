@@ -1,17 +1,15 @@
-#include "backend/rope/rope_partial.h"
+#include "backend/rope/rope.h"
 
 #include <algorithm>
 
-#include "backend/cpu/transformer_ops.h"
 #include "backend/device/dispatch.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/kernels/transformer_ops.h"
-#endif
 
 namespace tf {
 
-void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& y) {
-  const char* op = "rope_partial";
+void rope(const Tensor& x, const RopeTables& tables, const RopePositions& positions, Tensor& y) {
+  const char* op = "rope";
+  const Tensor &cos = tables.cos, &sin = tables.sin;
+  const SeqOffsets& seq_offsets = positions.sequences;
   Device dev = common_device(op, {&x, &cos, &sin, &y});
   expect_dtypes(op, DType::BF16, {{"x", x}, {"cos", cos}, {"sin", sin}, {"y", y}});
   if (x.rank() != 3) fail(std::string(op) + ": x is " + x.describe() + ", expected [T, heads, head_dim]");
@@ -26,7 +24,7 @@ void rope_partial(const Tensor& x, const Tensor& cos, const Tensor& sin, const S
   if (longest > cos.dim(0))
     fail(std::string(op) + ": a sequence of " + std::to_string(longest) + " tokens needs rope tables of at least that " +
          "many positions, got " + std::to_string(cos.dim(0)));
-  run_kernel(op, dev, cpu::rope_partial, TF_CUDA_KERNEL(cuda::rope_partial), x, cos, sin, seq_offsets, y);
+  run_kernel(op, dev, cpu::rope_split_half, TF_CUDA_KERNEL(cuda::rope_split_half), x, cos, sin, seq_offsets, y);
 }
 
 }  // namespace tf
