@@ -98,7 +98,7 @@ int run(int argc, char** argv) {
   for (const auto& e : std::filesystem::directory_iterator(te))
     if (e.path().extension() == ".safetensors") shard_bytes += e.file_size();
 
-  moss_image::WeightOptions wo;
+  LoadOptions wo;
   wo.device = dev;
   t0 = Clock::now();
   moss_image::Encoder enc = moss_image::Encoder::load(te, wo);

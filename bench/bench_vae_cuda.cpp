@@ -37,9 +37,9 @@ uint64_t bytes_hash(const tf::Tensor& y) {
   return v;
 }
 
-double time_ms(const std::vector<tf::flux2_vae::Stage>& stages, const tf::Tensor& x, uint64_t* hash = nullptr) {
+double time_ms(const std::vector<tf::Step>& stages, const tf::Tensor& x, uint64_t* hash = nullptr) {
   const auto t0 = std::chrono::steady_clock::now();
-  tf::Tensor y = tf::flux2_vae::run_stages(stages, x);
+  tf::Tensor y = tf::run_steps(stages, x);
   tf::cuda::synchronize("VAE stages");
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (hash) *hash = bytes_hash(y);

@@ -15,7 +15,7 @@ namespace tf::check {
 
 namespace {
 
-using flux2_vae::Stage;
+
 
 bool is_float(DType d) { return d == DType::F32 || d == DType::F64 || d == DType::BF16; }
 
@@ -98,8 +98,8 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-const Stage& find_stage(const std::vector<Stage>& stages, const std::string& name, const std::string& where) {
-  for (const Stage& s : stages)
+const Step& find_stage(const std::vector<Step>& stages, const std::string& name, const std::string& where) {
+  for (const Step& s : stages)
     if (s.name == name) return s;
   fail(where + ": the case has stage \"" + name + "\" which this model does not (different geometry?)");
 }
@@ -146,7 +146,7 @@ VaeGateReport run_vae_gate(const flux2_vae::Vae& vae, const std::string& case_pa
       if (plant_kind == "padding-row" && name == "tokens.sample") got.ptr<float>()[2 * got.dim(1) + 7] = 1e-3f;
     } else {
       const bool enc = name.rfind("enc.", 0) == 0;
-      const Stage& st = find_stage(enc ? vae.encoder() : vae.decoder(), name, case_path);
+      const Step& st = find_stage(enc ? vae.encoder() : vae.decoder(), name, case_path);
       Tensor in;
       if (name == "enc.conv_in") in = x;
       else if (name == "dec.conv_in") in = latents;

@@ -19,7 +19,7 @@ namespace tf {
 namespace {
 
 moss_image::Encoder load(const std::string& name, Device d) {
-  moss_image::WeightOptions o;
+  LoadOptions o;
   o.device = d;
   return moss_image::Encoder::load(resolve_component(std::string(TF_TEST_DATA) + "/" + name, "text_encoder"), o);
 }

@@ -19,7 +19,7 @@ namespace {
 
 check::EncoderGateReport gate_on_cuda(const std::string& model, const std::string& case_path,
                                       check::EncoderGateOptions::Plant plant, std::string* log) {
-  moss_image::WeightOptions o;
+  LoadOptions o;
   o.device = Device::CUDA;
   o.round_small_params_to_bf16 = check::case_rounds_small_params(case_path);
   moss_image::Encoder enc = moss_image::Encoder::load(resolve_component(model, "text_encoder"), o);

@@ -160,7 +160,7 @@ TEST(Encoder, PacksOfAtMostTheRowLimitGiveEachPromptItsOwnRows) {
   std::vector<int32_t> ids;
   for (int64_t t = 0; t < offs.back(); ++t) ids.push_back(static_cast<int32_t>((t * 2654435761u) % 4096));
   std::vector<std::pair<int64_t, int64_t>> seen;
-  Tensor packed = e.forward(ids, offs, [&](int64_t done, int64_t total) { seen.emplace_back(done, total); });
+  Tensor packed = e.forward(ids, offs, [&](const ProgressEvent& p) { seen.emplace_back(p.done, p.total); });
   ASSERT_EQ(packed.shape, (Shape{180, e.config().hidden}));
   for (size_t s = 0; s + 1 < offs.size(); ++s) {
     const int64_t n = offs[s + 1] - offs[s];

@@ -1,10 +1,6 @@
 #include "common/command.h"
 
-#include <unistd.h>
-
-#include <chrono>
 #include <cstdio>
-#include <memory>
 #include <exception>
 #include <new>
 #include <vector>
@@ -29,19 +25,6 @@ RegisterCommand::RegisterCommand(const char* name, const char* help, CommandSetu
 }
 
 size_t registered_commands() { return registry().size(); }
-
-bool progress_visible() { return ::isatty(STDERR_FILENO) == 1; }
-
-std::function<void(const std::string&)> stage_progress(size_t total) {
-  if (!progress_visible()) return {};
-  auto start = std::chrono::steady_clock::now();
-  auto done = std::make_shared<size_t>(0);
-  return [=](const std::string& stage) {
-    std::fprintf(stderr, "\r  %zu/%zu stages, %s done (%.1f s)   ", ++*done, total, stage.c_str(),
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    if (*done == total) std::fprintf(stderr, "\n");
-  };
-}
 
 int run_tool(int argc, char** argv, const char* program, const char* description) {
   CLI::App app(description, program);

@@ -24,10 +24,4 @@ int parse_tool_flags(int argc, const char* const* argv, const char* program);
 // How many commands this program registered (0 means its command files were not linked in).
 size_t registered_commands();
 
-// True when stderr is a terminal: long work shows progress there, never in logs.
-bool progress_visible();
-
-// "\r  k/total stages, NAME done (s)" on a terminal, nothing elsewhere; empty when not shown.
-std::function<void(const std::string& stage)> stage_progress(size_t total);
-
 }  // namespace tf::tools

@@ -6,6 +6,7 @@
 #include "common/command.h"
 #include "common/memory_limit.h"
 #include "core/error.h"
+#include "families/common/progress.h"
 #include "families/flux2_vae/memory.h"
 #include "families/flux2_vae/model.h"
 #include "families/flux2_vae/pixels.h"
@@ -73,7 +74,7 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
         tf::fail(*tokens + ": " + e.what());
       }
     }
-    const tf::flux2_vae::Progress progress = tf::tools::stage_progress(vae.decoder().size());
+    const tf::Progress progress = tf::terminal_progress("decode");
     const auto t0 = std::chrono::steady_clock::now();
     const tf::Tensor pic = vae.decode(z, progress);
     const auto t1 = std::chrono::steady_clock::now();

@@ -6,6 +6,7 @@
 #include "common/command.h"
 #include "common/memory_limit.h"
 #include "core/error.h"
+#include "families/common/progress.h"
 #include "families/flux2_vae/memory.h"
 #include "families/flux2_vae/model.h"
 #include "families/flux2_vae/pixels.h"
@@ -53,7 +54,7 @@ tf::tools::RegisterCommand reg("encode", "picture -> Idol's feature2 tokens", []
       const int64_t d = cfg.downscale();
       tf::expect_tensor(noise_t, *noise, "noise", tf::DType::F32, {cfg.latent_channels, img.height / d, img.width / d});
     }
-    const tf::flux2_vae::Progress progress = tf::tools::stage_progress(vae.encoder().size());
+    const tf::Progress progress = tf::terminal_progress("encode");
     const auto t1 = std::chrono::steady_clock::now();
     const auto e = vae.encode(x, noise->empty() ? nullptr : &noise_t, progress);
     const auto t2 = std::chrono::steady_clock::now();

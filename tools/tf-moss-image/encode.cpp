@@ -12,13 +12,11 @@
 #include "common/memory_limit.h"
 #include "core/error.h"
 #include "core/mapped_file.h"
+#include "families/common/progress.h"
 #include "families/moss_image/encoder/memory.h"
 #include "families/moss_image/encoder/prompt_encoder.h"
 #include "io/safetensors.h"
 #include "text/utf8.h"
-#ifdef TF_HAVE_CUDA
-#include "backend/cuda/runtime/runtime.h"
-#endif
 
 namespace {
 
@@ -70,25 +68,18 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
       auto enc = tf::moss_image::PromptEncoder::load(o->model, {device, !o->keep_f32_params});
       auto t1 = std::chrono::steady_clock::now();
       std::fprintf(stderr, "encoder: %s\n", enc.encoder().config().summary().c_str());
-      const bool show = tf::tools::progress_visible();
       const std::string what = "--prompt-file " + o->prompt_file +
                                (o->negative_file.empty() ? "" : " and --negative-file " + o->negative_file);
       encoded = enc.encode(
-          prompts,
-          [show](int64_t step, int64_t steps) {
-            if (show) std::fprintf(stderr, "\r  step %lld/%lld", static_cast<long long>(step), static_cast<long long>(steps));
-          },
+          prompts, tf::terminal_progress("encode"),
           [&](int64_t tokens) {
             tf::moss_image::require_memory_for_tokens(enc.encoder().config(), tokens,
                                                       tf::tools::memory_limit(device, *max_memory), what);
           });
-      if (show) std::fprintf(stderr, "\n");
       load_s = std::chrono::duration<double>(t1 - t0).count();
       run_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
     }  // the encoder (weights, mappings, device memory) is gone before the output is written
-#ifdef TF_HAVE_CUDA
-    if (tf::cuda::runtime_started()) tf::cuda::release_cached_memory();  // so a later stage finds it free
-#endif
+    tf::release_cached_memory(device);  // so a later stage finds it free
     tf::NamedTensors out;
     const char* names[2] = {"prompt", "negative"};
     int64_t tokens = 0;

@@ -30,6 +30,13 @@ std::string peak_memory_line(Device d) {
   return "";
 }
 
+void release_cached_memory(Device d) {
+#ifdef TF_HAVE_CUDA
+  if (d == Device::CUDA && cuda::runtime_started()) cuda::release_cached_memory();
+#endif
+  (void)d;
+}
+
 AvailableMemory available_memory(Device d) {
 #ifdef TF_HAVE_CUDA
   if (d == Device::CUDA) {

@@ -23,4 +23,8 @@ struct AvailableMemory {
 };
 AvailableMemory available_memory(Device d);
 
+// Returns the device's cached, unused blocks to the system (CUDA's pool, once its runtime has
+// started), so a later stage or process finds them free; nothing to do on the CPU.
+void release_cached_memory(Device d);
+
 }  // namespace tf

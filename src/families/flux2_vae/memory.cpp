@@ -10,29 +10,14 @@ namespace tf::flux2_vae {
 
 namespace {
 
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-// Workspaces (conv weight packing, GroupNorm partials, per-thread panels) and small host tensors.
-constexpr double kFixedBytes = 64.0 * 1024 * 1024;
-// The allocator's slack over the live set: freed blocks below malloc's mmap threshold stay in the
-// heap, the CUDA pool rounds and caches.
-constexpr double kAllocatorSlack = 1.25;
-
 // Bytes of an F32 activation [c, h, w]; double, so no size can overflow.
 double act(int64_t c, int64_t h, int64_t w) { return 4.0 * double(c) * double(h) * double(w); }
 
-// Tracks the largest live set seen; `stage_in` is the stage's input, which run_stages holds
+// Tracks the largest live set seen; `stage_in` is the stage's input, which run_steps holds
 // while the stage runs.
-struct Walk {
+struct Walk : PeakWalk {
   explicit Walk(Device d) : dev(d) {}
   Device dev;
-  double peak = 0;
-  std::string peak_stage;
-  void live(double bytes, const std::string& stage) {
-    if (bytes > peak) {
-      peak = bytes;
-      peak_stage = stage;
-    }
-  }
   // resnet(): the input, norm1's output and conv1's result, then conv1's result, the shortcut and
   // the output.
   void resnet(double stage_in, int64_t ci, int64_t co, int64_t h, int64_t w, const std::string& stage) {
@@ -77,7 +62,7 @@ MemoryEstimate encode_memory(const Config& c, int64_t width, int64_t height, Dev
   }
   k.mid(act(ch, h, w), ch, h, w, c.mid_block_add_attention, "enc.mid");
   k.live(2 * act(ch, h, w) + 2 * act(2 * c.latent_channels, h, w), "enc.moments");
-  return {kAllocatorSlack * (host + k.peak) + kFixedBytes, k.peak_stage};
+  return {kAllocatorSlack * (host + k.peak().bytes) + kWorkspaceBytes, k.peak().peak};
 }
 
 MemoryEstimate decode_memory(const Config& c, int64_t width, int64_t height, Device d) {
@@ -107,7 +92,7 @@ MemoryEstimate decode_memory(const Config& c, int64_t width, int64_t height, Dev
   k.live(2 * act(ch, h, w) + act(c.out_channels, h, w), "dec.out");
   // on the CPU the decoded F32 picture and its 8-bit copy live together at the end
   const double host = d == Device::CPU ? latents + act(c.out_channels, h, w) + 3.0 * double(h) * double(w) : 0.0;
-  return {kAllocatorSlack * (std::max(k.peak, host) + latents) + kFixedBytes, k.peak_stage};
+  return {kAllocatorSlack * (std::max(k.peak().bytes, host) + latents) + kWorkspaceBytes, k.peak().peak};
 }
 
 void require_memory_for(Direction dir, const Config& c, int64_t width, int64_t height, Device d,
@@ -130,13 +115,11 @@ void require_memory_for(Direction dir, const Config& c, int64_t width, int64_t h
       break;
     }
   }
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3g GiB (peak in %s), more than the %.3g GiB available (%s)", need.bytes / kGiB,
-                need.peak_stage.c_str(), double(have.bytes) / kGiB, have.what.c_str());
-  std::string msg = what + ": " + (dir == Direction::Encode ? "encoding" : "decoding") + " a " + std::to_string(width) +
-                    "x" + std::to_string(height) + " picture needs an estimated " + buf + "; use a smaller picture";
-  if (fit_w > 0) msg += " (" + std::to_string(fit_w) + "x" + std::to_string(fit_h) + " fits)";
-  fail(msg);
+  const std::string run = std::string(dir == Direction::Encode ? "encoding" : "decoding") + " a " +
+                          std::to_string(width) + "x" + std::to_string(height) + " picture";
+  require_memory(need, have, what, run,
+                 "use a smaller picture" +
+                     (fit_w > 0 ? " (" + std::to_string(fit_w) + "x" + std::to_string(fit_h) + " fits)" : std::string()));
 }
 
 }  // namespace tf::flux2_vae

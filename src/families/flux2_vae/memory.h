@@ -8,14 +8,10 @@
 #include <string>
 
 #include "backend/device/device.h"
+#include "families/common/memory.h"
 #include "families/flux2_vae/config.h"
 
 namespace tf::flux2_vae {
-
-struct MemoryEstimate {
-  double bytes = 0;        // peak bytes on the device (on the CPU: with the picture's host copies)
-  std::string peak_stage;  // the stage where the peak is reached
-};
 
 // picture -> moments for a width x height picture (sides multiples of picture_multiple()).
 MemoryEstimate encode_memory(const Config& c, int64_t width, int64_t height, Device d);

@@ -22,13 +22,6 @@ Vae Vae::load(const std::string& model_dir, Device device, WeightParts parts) {
   return v;
 }
 
-namespace {
-std::function<void(const std::string&, const Tensor&)> reporter(const Progress& progress) {
-  if (!progress) return nullptr;
-  return [progress](const std::string& name, const Tensor&) { progress(name); };
-}
-}  // namespace
-
 Tensor Vae::moments(const Tensor& x, const Progress& progress) const {
   const Config& c = config();
   require(x.dtype == DType::F32 && x.rank() == 3 && x.dim(0) == c.in_channels,
@@ -37,7 +30,7 @@ Tensor Vae::moments(const Tensor& x, const Progress& progress) const {
   require(x.dim(1) % m == 0 && x.dim(2) % m == 0 && x.dim(1) > 0 && x.dim(2) > 0,
           "picture is " + std::to_string(x.dim(2)) + "x" + std::to_string(x.dim(1)) +
               "; width and height must be multiples of " + std::to_string(m));
-  const Tensor out = run_stages(encoder(), to_device(x, device()), reporter(progress));
+  const Tensor out = run_steps(encoder(), to_device(x, device()), progress);
   return to_device(out, Device::CPU);
 }
 
@@ -54,7 +47,7 @@ Tensor Vae::decode(const Tensor& latents, const Progress& progress) const {
   require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c.latent_channels &&
               latents.dim(1) > 0 && latents.dim(2) > 0,
           "latents are " + latents.describe() + ", expected F32 [" + std::to_string(c.latent_channels) + ", h, w]");
-  Tensor out = to_device(run_stages(decoder(), to_device(latents, device()), reporter(progress)), Device::CPU);
+  Tensor out = to_device(run_steps(decoder(), to_device(latents, device()), progress), Device::CPU);
   const float* p = out.ptr<const float>();
   for (int64_t i = 0; i < out.numel(); ++i)
     require(std::isfinite(p[i]), "decode: the decoder produced a non-finite value (the latents or weights hold "

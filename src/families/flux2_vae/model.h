@@ -6,14 +6,12 @@
 #include <memory>
 #include <string>
 
+#include "families/common/progress.h"
 #include "families/flux2_vae/config.h"
 #include "families/flux2_vae/stages.h"
 #include "families/flux2_vae/weights.h"
 
 namespace tf::flux2_vae {
-
-// Called after each stage with its name (tools show progress on a terminal).
-using Progress = std::function<void(const std::string& stage)>;
 
 struct Encoded {
   Tensor feature2;  // F32 [5 + (H/16)(W/16), 4 Cz] (CPU)
@@ -29,8 +27,9 @@ class Vae {
   const Weights& weights() const { return s_->weights; }
   Device device() const { return s_->device; }
   const std::string& folder() const { return s_->folder; }
-  const std::vector<Stage>& encoder() const { return s_->encoder; }
-  const std::vector<Stage>& decoder() const { return s_->decoder; }
+  // The stages, the steps the reference gate checks one at a time.
+  const std::vector<Step>& encoder() const { return s_->encoder; }
+  const std::vector<Step>& decoder() const { return s_->decoder; }
 
   // x: F32 [3, H, W] (CPU, the VAE's range) -> moments F32 [2 Cz, H/8, W/8] (CPU).
   Tensor moments(const Tensor& x, const Progress& progress = nullptr) const;
@@ -45,7 +44,7 @@ class Vae {
     Weights weights;
     Device device = Device::CPU;
     std::string folder;
-    std::vector<Stage> encoder, decoder;
+    std::vector<Step> encoder, decoder;
   };
   std::shared_ptr<State> s_;
 };

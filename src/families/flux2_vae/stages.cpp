@@ -5,12 +5,12 @@
 
 namespace tf::flux2_vae {
 
-std::vector<Stage> encoder_stages(const Weights& w, const Config& c) {
+std::vector<Step> encoder_stages(const Weights& w, const Config& c) {
   require(w.has_encoder, "flux2_vae: the encoder's weights were not loaded");
   const EncoderWeights& e = w.encoder;
   const int g = static_cast<int>(c.norm_num_groups);
   const float eps = c.norm_eps;
-  std::vector<Stage> s;
+  std::vector<Step> s;
   s.push_back({"enc.conv_in", [&e](const Tensor& x) { return conv3x3(e.conv_in, x); }});
   for (size_t i = 0; i < e.down.size(); ++i)
     s.push_back({"enc.down." + std::to_string(i), [&e, i, g, eps](const Tensor& x) {
@@ -27,12 +27,12 @@ std::vector<Stage> encoder_stages(const Weights& w, const Config& c) {
   return s;
 }
 
-std::vector<Stage> decoder_stages(const Weights& w, const Config& c) {
+std::vector<Step> decoder_stages(const Weights& w, const Config& c) {
   require(w.has_decoder, "flux2_vae: the decoder's weights were not loaded");
   const DecoderWeights& d = w.decoder;
   const int g = static_cast<int>(c.norm_num_groups);
   const float eps = c.norm_eps;
-  std::vector<Stage> s;
+  std::vector<Step> s;
   s.push_back({"dec.conv_in", [&d](const Tensor& z) {
                  if (!d.has_post_quant_conv) return conv3x3(d.conv_in, z);
                  return conv3x3(d.conv_in, conv1x1(d.post_quant_conv, z));
@@ -47,15 +47,6 @@ std::vector<Stage> decoder_stages(const Weights& w, const Config& c) {
                  }});
   s.push_back({"dec.out", [&d, g, eps](const Tensor& x) { return norm_conv3x3(d.norm_out, d.conv_out, x, g, eps); }});
   return s;
-}
-
-Tensor run_stages(const std::vector<Stage>& stages, Tensor x,
-                  const std::function<void(const std::string&, const Tensor&)>& after) {
-  for (const Stage& st : stages) {
-    x = st.run(x);
-    if (after) after(st.name, x);
-  }
-  return x;
 }
 
 }  // namespace tf::flux2_vae

@@ -24,7 +24,7 @@ namespace tf::moss_image {
 Encoder::Encoder(EncoderConfig config, EncoderWeights weights, Device device)
     : config_(std::move(config)), weights_(std::move(weights)), device_(device) {}
 
-Encoder Encoder::load(const std::string& dir, const WeightOptions& options) {
+Encoder Encoder::load(const std::string& dir, const LoadOptions& options) {
   EncoderConfig config = load_encoder_config((std::filesystem::path(dir) / "config.json").string());
   EncoderWeights weights = load_encoder_weights(dir, config, options);
   return Encoder(std::move(config), std::move(weights), options.device);
@@ -38,13 +38,20 @@ std::string Encoder::step_name(int64_t step) const {
 Encoder::Rope Encoder::rope_for(const SeqOffsets& seq_offsets) const {
   int64_t longest = 1;
   for (size_t s = 0; s + 1 < seq_offsets.size(); ++s) longest = std::max(longest, seq_offsets[s + 1] - seq_offsets[s]);
-  std::lock_guard<std::mutex> lock(rope_cache_->mu);
-  Rope& cached = rope_cache_->tables;
-  if (!cached.cos.data || cached.cos.dim(0) < longest) {
-    RopeTables t = make_rope_tables(longest, config_.rotary_dim, config_.rope_theta);
-    cached = Rope{to_device(t.cos, device_), to_device(t.sin, device_)};
-  }
-  return Rope{cached.cos.rows(0, longest), cached.sin.rows(0, longest)};
+  return rope_cache_->get(
+      longest,
+      [&](int64_t rows) {
+        RopeTables t = make_rope_tables(rows, config_.rotary_dim, config_.rope_theta);
+        return Rope{to_device(t.cos, device_), to_device(t.sin, device_)};
+      },
+      [](const Rope& r, int64_t rows) { return Rope{r.cos.rows(0, rows), r.sin.rows(0, rows)}; });
+}
+
+std::vector<Step> Encoder::stepwise(const SeqOffsets& seq_offsets) const {
+  std::vector<Step> out;
+  for (int64_t s = 0; s < steps(); ++s)
+    out.push_back({step_name(s), [this, s, seq_offsets](const Tensor& rows) { return run_step(s, rows, seq_offsets); }});
+  return out;
 }
 
 Encoder::Projection Encoder::delta_net(const DeltaNetWeights& w, const Tensor& x, const SeqOffsets& offs) const {
@@ -111,7 +118,7 @@ void Encoder::layers(Tensor& h, Tensor& x, const SeqOffsets& offs, const Rope& r
   rms_norm(h, L > 0 ? weights_.layers.at(0).input_layernorm : weights_.norm, norm(), x);
   for (int64_t i = 0; i < L; ++i) {
     layer(i, h, x, offs, rope, i + 1 < L ? &weights_.layers.at(i + 1).input_layernorm : &weights_.norm);
-    if (progress) progress(i + 1, steps());
+    report(progress, step_name(i), i + 1, steps());
   }
 }
 
@@ -159,10 +166,8 @@ Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs,
     const int64_t begin = offs[first], end = offs[last];
     SeqOffsets sub;
     for (size_t s = first; s <= last; ++s) sub.push_back(offs[s] - begin);
-    const int64_t done = static_cast<int64_t>(p) * steps();
-    Progress step_progress;
-    if (progress) step_progress = [&](int64_t step, int64_t) { progress(done + step, total); };
-    Tensor rows = forward_pack(std::vector<int32_t>(ids.begin() + begin, ids.begin() + end), sub, step_progress);
+    const Progress pack_progress = offset_progress(progress, static_cast<int64_t>(p) * steps(), total);
+    Tensor rows = forward_pack(std::vector<int32_t>(ids.begin() + begin, ids.begin() + end), sub, pack_progress);
     Tensor dst = out.rows(begin, end);
     copy_into(dst, rows);
   }
@@ -174,7 +179,7 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   Tensor host_ids = empty(DType::I32, {T});
   std::copy(ids.begin(), ids.end(), host_ids.ptr<int32_t>());
   if (Tensor out = forward_recorded(host_ids, offs); out.data) {
-    if (progress) progress(steps(), steps());
+    report(progress, step_name(steps() - 1), steps(), steps());
     return out;
   }
   Tensor dev_ids = to_device(host_ids, device_);
@@ -182,21 +187,14 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   embedding(weights_.embed_tokens, dev_ids, h, IdCheck::by_caller);  // forward() checked the ids
   layers(h, x, offs, rope_for(offs), progress);  // x ends as the final norm's rows
   Tensor out = to_device(x, Device::CPU);
-  if (progress) progress(steps(), steps());
+  report(progress, step_name(steps() - 1), steps(), steps());
   return out;
 }
 
 Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs) const {
   const int64_t T = host_ids.dim(0);
   if (!recording_supported(device_) || T == 0 || T > kLinearPackedRows) return Tensor();
-  std::lock_guard<std::mutex> lock(recorded_->mu);
-  auto it = recorded_->by_layout.find(offs);
-  if (it == recorded_->by_layout.end()) {
-    if (recorded_->by_layout.size() < kMaxRecordedLayouts) recorded_->by_layout.emplace(offs, RecordedForward{}).first->second.seen = 1;
-    return Tensor();  // the first sight runs eagerly
-  }
-  RecordedForward& r = it->second;
-  if (!r.work) {
+  const auto record = [&](RecordedForward& r) {
     r.ids = empty(DType::I32, {T}, device_);
     r.h = empty(DType::BF16, {T, config_.hidden}, device_);
     r.out = empty(DType::BF16, {T, config_.hidden}, device_);
@@ -205,11 +203,14 @@ Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs)
       embedding(weights_.embed_tokens, r.ids, r.h, IdCheck::by_caller);  // forward() checked the ids
       layers(r.h, r.out, offs, r.rope, Progress());
     });
-  }
-  ++r.seen;
-  copy_into(r.ids, host_ids);  // the previous replay has ended: its output was copied back
-  r.work.replay();
-  return to_device(r.out, Device::CPU);
+  };
+  Tensor out;
+  recorded_->replay(offs, record, [&](RecordedForward& r) {
+    copy_into(r.ids, host_ids);  // the previous replay has ended: its output was copied back
+    r.work.replay();
+    out = to_device(r.out, Device::CPU);
+  });
+  return out;  // empty: this layout runs eagerly
 }
 
 Tensor Encoder::run_step(int64_t step, const Tensor& rows, const SeqOffsets& offs) const {

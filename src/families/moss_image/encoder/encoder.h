@@ -5,10 +5,7 @@
 // wherever the backend has kernels. Several sequences can be packed along the token axis and go
 // through the weights once.
 #include <cstdint>
-#include <functional>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +13,9 @@
 #include "backend/device/seq_offsets.h"
 #include "backend/norm/rms_norm.h"
 #include "core/tensor.h"
+#include "families/common/caches.h"
+#include "families/common/progress.h"
+#include "families/common/steps.h"
 #include "families/moss_image/encoder/config.h"
 #include "families/moss_image/encoder/weights.h"
 
@@ -26,7 +26,7 @@ class Encoder {
   Encoder(EncoderConfig config, EncoderWeights weights, Device device);
 
   // `dir`: the text encoder folder (config.json + shards).
-  static Encoder load(const std::string& dir, const WeightOptions& options);
+  static Encoder load(const std::string& dir, const LoadOptions& options);
 
   const EncoderConfig& config() const { return config_; }
   const EncoderWeights& weights() const { return weights_; }
@@ -35,9 +35,8 @@ class Encoder {
   // Steps the reference gate checks one by one: layers 0 .. L-1, then the final norm (step L).
   int64_t steps() const { return config_.layers + 1; }
   std::string step_name(int64_t step) const;
-
-  // Called after each step with (step, steps) for progress displays.
-  using Progress = std::function<void(int64_t, int64_t)>;
+  // The steps as the gate runs them, on sequences packed as `seq_offsets` (each run_step).
+  std::vector<Step> stepwise(const SeqOffsets& seq_offsets) const;
 
   // ids: the packed sequences' token ids [T] (host); returns the final norm's rows, BF16
   // [T, hidden] on the CPU. Sequences run in packs of at most kLinearPackedRows rows (a longer one
@@ -57,22 +56,11 @@ class Encoder {
   // One pack layout's recorded forward: its ids (uploaded before each replay), rows h (the
   // embedding, recorded first), its RoPE tables and output rows, all kept for the graph's kernels.
   struct RecordedForward {
-    int seen = 0;
     Tensor ids, h, out;
     Rope rope;
     RecordedWork work;
   };
-  struct RecordedForwards {
-    std::mutex mu;
-    std::map<SeqOffsets, RecordedForward> by_layout;
-  };
   static constexpr size_t kMaxRecordedLayouts = 16;
-  // The RoPE tables of the longest sequence so far: a table's rows do not depend on its length, so
-  // a shorter sequence takes their first rows instead of new tables made and uploaded.
-  struct RopeCache {
-    std::mutex mu;
-    Rope tables;
-  };
 
   Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
   // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
@@ -100,8 +88,10 @@ class Encoder {
   EncoderConfig config_;
   EncoderWeights weights_;
   Device device_;
-  std::shared_ptr<RecordedForwards> recorded_ = std::make_shared<RecordedForwards>();
-  std::shared_ptr<RopeCache> rope_cache_ = std::make_shared<RopeCache>();
+  std::shared_ptr<RecordedCache<SeqOffsets, RecordedForward>> recorded_ =
+      std::make_shared<RecordedCache<SeqOffsets, RecordedForward>>(kMaxRecordedLayouts);
+  // The RoPE tables of the longest sequence so far, on the device: a shorter one takes their first rows.
+  std::shared_ptr<PrefixTableCache<Rope>> rope_cache_ = std::make_shared<PrefixTableCache<Rope>>();
 };
 
 }  // namespace tf::moss_image

@@ -8,13 +8,7 @@
 
 namespace tf::moss_image {
 
-namespace {
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-constexpr double kFixedBytes = 64.0 * 1024 * 1024;  // GEMM workspaces, per-thread scratch
-constexpr double kAllocatorSlack = 1.25;            // freed blocks the allocator keeps, pool rounding
-}  // namespace
-
-EncoderMemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens) {
+MemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens) {
   const double bf = 2, f32 = 4, H = double(c.hidden);
   // Held across each layer: h and its norm x; the ids and the RoPE tables (cos, sin F32); on the
   // CPU the final rows and each prompt's own copy of them.
@@ -34,34 +28,31 @@ EncoderMemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens) {
   // MLP: the gated product, and gate and up where linear_silu_gated_product makes them (the CPU,
   // CUDA outside the streaming kernel), out.
   const double mlp = 3 * bf * double(c.intermediate) + out;
-  EncoderMemoryEstimate e;
+  MemoryEstimate e;
   double per_token = delta;
-  e.peak_sublayer = "DeltaNet";
+  e.peak = "DeltaNet";
   if (c.full_attention_layers() > 0 && attention > per_token) {
     per_token = attention;
-    e.peak_sublayer = "attention";
+    e.peak = "attention";
   }
   if (mlp > per_token) {
     per_token = mlp;
-    e.peak_sublayer = "MLP";
+    e.peak = "MLP";
   }
-  e.bytes = kAllocatorSlack * double(tokens) * (base + per_token) + kFixedBytes;
+  e.bytes = kAllocatorSlack * double(tokens) * (base + per_token) + kWorkspaceBytes;
   return e;
 }
 
 void require_memory_for_tokens(const EncoderConfig& c, int64_t tokens, const AvailableMemory& have,
                                const std::string& what) {
-  const EncoderMemoryEstimate need = encoder_memory(c, tokens);
+  const MemoryEstimate need = encoder_memory(c, tokens);
   if (need.bytes <= double(have.bytes)) return;
   // the most tokens that fit: the estimate is affine in the token count
   const double per_token = tokens > 0 ? (need.bytes - encoder_memory(c, 0).bytes) / double(tokens) : 0.0;
   const double room = double(have.bytes) - encoder_memory(c, 0).bytes;
   const int64_t fit = room > 0 && per_token > 0 ? int64_t(room / per_token) : 0;
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "%.3g GiB of activations (peak in the %s), more than the %.3g GiB available (%s)",
-                need.bytes / kGiB, need.peak_sublayer.c_str(), double(have.bytes) / kGiB, have.what.c_str());
-  fail(what + ": " + std::to_string(tokens) + " tokens need an estimated " + buf + "; use shorter prompts" +
-       (fit > 0 ? " (about " + std::to_string(fit) + " tokens fit)" : std::string()));
+  require_memory({need.bytes, "the " + need.peak}, have, what, "a forward of " + std::to_string(tokens) + " tokens",
+                 "use shorter prompts" + (fit > 0 ? " (about " + std::to_string(fit) + " tokens fit)" : std::string()));
 }
 
 }  // namespace tf::moss_image

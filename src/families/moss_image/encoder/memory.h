@@ -10,16 +10,13 @@
 #include <string>
 
 #include "backend/device/device.h"
+#include "families/common/memory.h"
 #include "families/moss_image/encoder/config.h"
 
 namespace tf::moss_image {
 
-struct EncoderMemoryEstimate {
-  double bytes = 0;
-  std::string peak_sublayer;  // "DeltaNet", "attention" or "MLP"
-};
-
-EncoderMemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens);
+// The peak is named by its sublayer: "DeltaNet", "attention" or "MLP".
+MemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens);
 
 // Refuses (tf::Error) a forward whose estimate exceeds `have`, naming `what` (the prompts), the
 // token count, the estimated and the available GiB.

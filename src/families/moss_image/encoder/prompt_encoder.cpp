@@ -5,7 +5,7 @@
 
 namespace tf::moss_image {
 
-PromptEncoder PromptEncoder::load(const std::string& model_dir, const WeightOptions& options) {
+PromptEncoder PromptEncoder::load(const std::string& model_dir, const LoadOptions& options) {
   std::string tok_path = text::find_tokenizer_file(model_dir);
   text::Tokenizer tok = text::Tokenizer::load(tok_path);
   Encoder enc = Encoder::load(resolve_component(model_dir, "text_encoder"), options);
@@ -17,7 +17,7 @@ std::vector<int32_t> PromptEncoder::tokenize(const std::string& prompt, bool cha
 }
 
 std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts,
-                                                 const Encoder::Progress& progress,
+                                                 const Progress& progress,
                                                  const std::function<void(int64_t tokens)>& before_forward) const {
   std::vector<EncodedPrompt> out;
   std::vector<int32_t> packed;

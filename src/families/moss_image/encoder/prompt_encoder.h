@@ -21,14 +21,14 @@ class PromptEncoder {
  public:
   // `model_dir`: a pipeline folder (model_index.json with text_encoder/ and tokenizer/) or a text
   // encoder folder with its tokenizer beside it.
-  static PromptEncoder load(const std::string& model_dir, const WeightOptions& options);
+  static PromptEncoder load(const std::string& model_dir, const LoadOptions& options);
 
   // Ids of a prompt in the chat format (or as raw text).
   std::vector<int32_t> tokenize(const std::string& prompt, bool chat = true) const;
 
   // All prompts in one pass over the weights; each gets its own ids and rows. `before_forward`
   // (optional) sees the packed token count once every prompt is tokenized and may refuse it.
-  std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts, const Encoder::Progress& progress = {},
+  std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts, const Progress& progress = {},
                                     const std::function<void(int64_t tokens)>& before_forward = {}) const;
 
   const Encoder& encoder() const { return encoder_; }

@@ -12,7 +12,7 @@ namespace {
 struct Loader {
   const Checkpoint& ckpt;
   const std::string& prefix;
-  const WeightOptions& opt;
+  const LoadOptions& opt;
 
   std::string full(const std::string& name) const { return prefix + name; }
 
@@ -51,7 +51,7 @@ std::string find_prefix(const Checkpoint& ckpt) {
 
 }  // namespace
 
-EncoderWeights load_encoder_weights(const std::string& dir, const EncoderConfig& c, const WeightOptions& opt) {
+EncoderWeights load_encoder_weights(const std::string& dir, const EncoderConfig& c, const LoadOptions& opt) {
   Checkpoint ckpt = Checkpoint::open_folder(dir);
   EncoderWeights w;
   w.prefix = find_prefix(ckpt);

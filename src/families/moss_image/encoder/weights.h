@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "families/common/load_options.h"
 #include "families/moss_image/encoder/config.h"
 
 namespace tf::moss_image {
@@ -49,14 +50,8 @@ struct EncoderWeights {
   bool small_params_rounded = false;
 };
 
-struct WeightOptions {
-  Device device = Device::CPU;
-  // A_log, dt_bias and linear_attn.norm.weight stored F32 are rounded to bf16, as transformers
-  // does when it loads the model in bf16; false uses them as stored.
-  bool round_small_params_to_bf16 = true;
-};
-
+// Small params: A_log, dt_bias and linear_attn.norm.weight stored F32.
 // `dir`: the text encoder folder (config.json + safetensors shards).
-EncoderWeights load_encoder_weights(const std::string& dir, const EncoderConfig& config, const WeightOptions& options);
+EncoderWeights load_encoder_weights(const std::string& dir, const EncoderConfig& config, const LoadOptions& options);
 
 }  // namespace tf::moss_image
