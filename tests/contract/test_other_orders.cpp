@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "check/contract/inputs.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/references.h"
 #include "check/contract/runner.h"
 
 using namespace tf;

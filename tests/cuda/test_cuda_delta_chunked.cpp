@@ -13,7 +13,7 @@
 #include "check/contract/gates.h"
 #include "check/contract/inputs.h"
 #include "check/contract/kernel_contract.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/references.h"
 #include "check/contract/kernels/gated_delta_rule_model.h"
 #include "core/bf16.h"
 #include "core/error.h"

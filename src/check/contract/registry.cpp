@@ -16,8 +16,7 @@ void register_all_kernels() {
   static bool done = false;
   if (done) return;
   done = true;
-  register_encoder_kernels();
-  register_vae_kernels();
+  register_every_kernel();
 }
 
 const KernelContract& registered_kernel(const std::string& name) {

@@ -1,7 +1,7 @@
 // add: y = a + b in fp32, one rounding (the VAE's residual sums).
 #include "backend/elementwise/add.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/vae_ops.h"
+#include "check/contract/kernels/kernels.h"
 
 namespace tf::contract {
 

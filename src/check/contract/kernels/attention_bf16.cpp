@@ -5,7 +5,8 @@
 //   o = bf16(fp32 dot(p, v)).
 #include "backend/attention/attention.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -10,7 +10,7 @@
 // o_c = split dot(p, v_c).
 #include "backend/attention/attention.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/vae_ops.h"
+#include "check/contract/kernels/kernels.h"
 
 namespace tf::contract {
 

@@ -7,7 +7,8 @@
 #include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 
@@ -39,9 +40,9 @@ Reference reference(const Case& c) {
       gate[r * d + i] = qg[r * 2 * d + d + i];
     }
   const std::vector<Tracked> cs = tracked_of(c.inputs[4]), sn = tracked_of(c.inputs[5]);
-  std::vector<Tracked> q = rms_norm_zero_centred_reference(query, tracked_of(c.inputs[2]), d, c.params[0]);
-  std::vector<Tracked> k = rms_norm_zero_centred_reference(tracked_of(c.inputs[1]), tracked_of(c.inputs[3]), d, c.params[0]);
-  return {rope_partial_reference(q, hq, d, cs, sn, half, o), rope_partial_reference(k, hkv, d, cs, sn, half, o), gate};
+  std::vector<Tracked> q = rms_norm_one_plus_reference(query, tracked_of(c.inputs[2]), d, c.params[0]);
+  std::vector<Tracked> k = rms_norm_one_plus_reference(tracked_of(c.inputs[1]), tracked_of(c.inputs[3]), d, c.params[0]);
+  return {rope_reference(q, hq, d, cs, sn, half, o), rope_reference(k, hkv, d, cs, sn, half, o), gate};
 }
 
 // The op on the host with a fault: `keys_with_query_weights` normalises the keys with q_norm,

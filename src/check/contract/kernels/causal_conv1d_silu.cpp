@@ -2,7 +2,8 @@
 // zeros before each sequence's start), y = bf16(silu(c)).
 #include "backend/conv/causal_conv1d_silu.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -4,7 +4,8 @@
 #include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/delta_rule/delta_net_prep.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -6,7 +6,7 @@
 // two exact terms w * hi + w * lo of a sum of 2n + 2 terms.
 #include "backend/conv/conv2d.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/vae_ops.h"
+#include "check/contract/kernels/kernels.h"
 
 namespace tf::contract {
 

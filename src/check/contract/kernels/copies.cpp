@@ -3,7 +3,8 @@
 #include "backend/embed/embedding.h"
 #include "backend/attention/split_query_gate.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

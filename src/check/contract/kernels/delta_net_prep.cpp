@@ -4,7 +4,8 @@
 // 1 / sqrt(x) (two correct roundings) lies inside rsqrt's 2-ulp budget.
 #include "backend/delta_rule/delta_net_prep.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -3,7 +3,8 @@
 #include "backend/elementwise/sigmoid_gate.h"
 #include "backend/elementwise/silu_gated_product.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -11,7 +11,8 @@
 
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -6,7 +6,7 @@
 // (gate 4's large-mean groups).
 #include "backend/norm/group_norm.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/vae_ops.h"
+#include "check/contract/kernels/kernels.h"
 
 namespace tf::contract {
 

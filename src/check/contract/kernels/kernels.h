@@ -1,8 +1,32 @@
 #pragma once
-// Each kernel's contract lives in its own file here; these register them, family by family.
+// Each kernel's contract lives in its own file here, grouped by subject as backend/ is; its
+// registration function adds it (tagged with the families that use it). `cuda` says whether the op
+// has a CUDA kernel in this tree.
 namespace tf::contract {
 
-void register_encoder_kernels();  // moss_image: the Qwen3.5 text model's ops
-void register_vae_kernels();      // flux2_vae: the FLUX.2 VAE's ops
+void register_linear(bool cuda);
+void register_linear_silu_gated_product(bool cuda);
+void register_rms_norm(bool cuda);
+void register_rms_norm_gated(bool cuda);
+void register_group_norm(bool cuda);
+void register_residual_add(bool cuda);
+void register_add(bool cuda);
+void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
+void register_copies(bool cuda);             // embedding, split_query_gate
+void register_rope_tables();  // host only
+void register_rope(bool cuda);
+void register_attention_query_key_prep(bool cuda);
+void register_attention_bf16(bool cuda);
+void register_attention_f32_channels(bool cuda);
+void register_causal_conv1d_silu(bool cuda);
+void register_conv2d(bool cuda);
+void register_upsample_nearest2x(bool cuda);
+void register_delta_net_prep(bool cuda);
+void register_causal_conv1d_silu_delta_net_prep(bool cuda);
+void register_gated_delta_rule(bool cuda);
+void register_gated_delta_rule_chunked(bool cuda);
+
+// Every registration above, in this order (linear, norm, elementwise, embed, rope, attention, conv, delta rule).
+void register_every_kernel();
 
 }  // namespace tf::contract

@@ -2,7 +2,8 @@
 // sum of K terms in any order, one rounding to bf16.
 #include "backend/linear/linear.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

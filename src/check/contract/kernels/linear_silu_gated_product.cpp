@@ -3,7 +3,8 @@
 // tensor may hold them.
 #include "backend/linear/linear_silu_gated_product.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -2,7 +2,8 @@
 // product's fp32 k-share sums [P, rows, n]: d = bf16(((d_0 + d_1) + ...) + d_{P-1}) first.
 #include "backend/elementwise/residual_add.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -3,11 +3,12 @@
 //   plain: y = bf16(bf16(x * r) * w)                                                 (two roundings)
 #include "backend/norm/rms_norm.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 
-std::vector<Tracked> rms_norm_zero_centred_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
+std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
   const int64_t rows = static_cast<int64_t>(x.size()) / d;
   std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d)), scale(static_cast<size_t>(d));
   for (int64_t i = 0; i < d; ++i) scale[i] = f32_add(exact(1.0), w[i]);
@@ -62,13 +63,13 @@ std::vector<Case> adversarial_cases(Rng& rng, bool fused) {
 }
 
 Reference plain_reference(const Case& c) {
-  return {rms_norm_zero_centred_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1), c.params[0])};
+  return {rms_norm_one_plus_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), c.inputs[0].dim(1), c.params[0])};
 }
 
 Reference fused_reference(const Case& c) {
   std::vector<Tracked> h = tracked_of(c.inputs[0]), d = residual_delta_reference(c.inputs[1]);
   for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
-  return {h, rms_norm_zero_centred_reference(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
+  return {h, rms_norm_one_plus_reference(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
 }
 
 std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d,

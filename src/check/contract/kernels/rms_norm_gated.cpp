@@ -3,7 +3,8 @@
 //   y = bf16(t * silu(z))  (fp32).
 #include "backend/norm/rms_norm_gated.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

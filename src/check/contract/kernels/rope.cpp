@@ -4,11 +4,12 @@
 #include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 
-std::vector<Tracked> rope_partial_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
+std::vector<Tracked> rope_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
                                             const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
                                             const SeqOffsets& o) {
   std::vector<Tracked> y(x);
@@ -87,7 +88,7 @@ void register_rope(bool cuda) {
     return std::vector<Case>{make_case(host_tensor(DType::BF16, {300, 2, 16}, x), 8, {0, 300}, "2^40 apart")};
   };
   k.reference = [](const Case& c) {
-    return Reference{rope_partial_reference(tracked_of(c.inputs[0]), c.inputs[0].dim(1), c.inputs[0].dim(2),
+    return Reference{rope_reference(tracked_of(c.inputs[0]), c.inputs[0].dim(1), c.inputs[0].dim(2),
                                             tracked_of(c.inputs[1]), tracked_of(c.inputs[2]), c.inputs[1].dim(1),
                                             offsets_from(c.params, 0))};
   };

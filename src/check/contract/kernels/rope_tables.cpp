@@ -3,7 +3,8 @@
 // pow is budgeted like CUDA's powf (4 ulp = 8u), which covers glibc's.
 #include "backend/rope/rope_tables.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/encoder_ops.h"
+#include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 

@@ -1,7 +1,7 @@
 // upsample_nearest2x: y[c, i, j] = x[c, i / 2, j / 2], a copy: the allowance is zero everywhere.
 #include "backend/conv/upsample_nearest2x.h"
 #include "check/contract/kernels/common.h"
-#include "check/contract/kernels/vae_ops.h"
+#include "check/contract/kernels/kernels.h"
 
 namespace tf::contract {
 

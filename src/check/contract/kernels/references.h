@@ -1,26 +1,13 @@
 #pragma once
-// The moss_image encoder ops' contract registrations; `cuda` says whether the op has a CUDA kernel.
+// References that several contract entries share, on tracked values: an op made of other ops'
+// steps composes their references instead of restating them.
+#include <string>
+#include <vector>
+
 #include "backend/device/seq_offsets.h"
 #include "check/contract/kernel_contract.h"
 
 namespace tf::contract {
-
-void register_linear(bool cuda);
-void register_linear_silu_gated_product(bool cuda);
-void register_rms_norm(bool cuda);
-void register_residual_add(bool cuda);
-void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
-void register_copies(bool cuda);             // embedding, split_query_gate
-void register_causal_conv1d_silu(bool cuda);
-void register_delta_net_prep(bool cuda);
-void register_causal_conv1d_silu_delta_net_prep(bool cuda);
-void register_gated_delta_rule(bool cuda);
-void register_gated_delta_rule_chunked(bool cuda);
-void register_rms_norm_gated(bool cuda);
-void register_rope(bool cuda);
-void register_attention_query_key_prep(bool cuda);
-void register_attention_bf16(bool cuda);
-void register_rope_tables();  // host only
 
 // A residual add's d as its reference sees it: BF16 values, or a product's F32 k-share sums [P, rows, n]
 // added in order and rounded to bf16 (residual_add.cpp). The faulty form for controls: the sum left
@@ -36,11 +23,11 @@ Reference delta_net_prep_reference(const std::vector<Tracked>& mixed, const std:
                                    const std::vector<Tracked>& a, const std::vector<Tracked>& alog,
                                    const std::vector<Tracked>& dt, int64_t hk, int64_t dk, int64_t hv, int64_t dv);
 
-// The zero-centred norm's rows [rows, d] and partial RoPE's [T, H, D] on tracked values, so an op
-// made of them composes them.
-std::vector<Tracked> rms_norm_zero_centred_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
+// RMSNorm with the one_plus weight on rows [rows, d] and RoPE on [T, H, D] (the first 2 half dims of
+// each head) on tracked values, so an op made of them composes them.
+std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
                                                      int64_t d, double eps);
-std::vector<Tracked> rope_partial_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
+std::vector<Tracked> rope_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
                                             const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
                                             const SeqOffsets& o);
 

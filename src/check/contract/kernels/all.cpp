@@ -1,5 +1,5 @@
-#include "check/contract/kernels/encoder_ops.h"
 #include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
 
@@ -19,24 +19,28 @@ std::string offsets_label(const SeqOffsets& o) {
   return s + "}";
 }
 
-// The moss_image encoder's ops; the flag says whether the op has a CUDA kernel in this tree.
-void register_encoder_kernels() {
-  register_copies(true);
+void register_every_kernel() {
   register_linear(true);
   register_linear_silu_gated_product(true);
   register_rms_norm(true);
-  register_residual_add(true);
-  register_elementwise_gates(true);
-  register_causal_conv1d_silu(true);
-  register_delta_net_prep(true);
-  register_causal_conv1d_silu_delta_net_prep(true);
-  register_gated_delta_rule(true);
-  register_gated_delta_rule_chunked(true);
   register_rms_norm_gated(true);
+  register_group_norm(true);
+  register_residual_add(true);
+  register_add(true);
+  register_elementwise_gates(true);
+  register_copies(true);
   register_rope_tables();
   register_rope(true);
   register_attention_query_key_prep(true);
   register_attention_bf16(true);
+  register_attention_f32_channels(true);
+  register_causal_conv1d_silu(true);
+  register_conv2d(true);
+  register_upsample_nearest2x(true);
+  register_delta_net_prep(true);
+  register_causal_conv1d_silu_delta_net_prep(true);
+  register_gated_delta_rule(true);
+  register_gated_delta_rule_chunked(true);
 }
 
 }  // namespace tf::contract
