@@ -1,7 +1,8 @@
 #pragma once
-// How an op is laid out (ggml/MLX style): declared once in backend/<op>.h as a free function on
-// tensors; backend/<op>.cpp checks geometry and dispatches by device (run_kernel) to cpu::<op>
-// (backend/cpu/<op>.cpp) or cuda::<op> (backend/cuda/<op>.cu). Families call only backend/<op>.h.
+// How an op is laid out (ggml/MLX style): declared once in backend/<subject>/<op>.h as a free function
+// on tensors, its cpu:: and cuda:: kernels declared beside it; backend/<subject>/<op>.cpp checks
+// geometry and dispatches by device (run_kernel) to cpu::<op> (backend/cpu/) or cuda::<op>
+// (backend/cuda/kernels/<subject>/). Families call only the op's header (docs/adding-an-op.md).
 #include <initializer_list>
 #include <string>
 #include <type_traits>
