@@ -196,7 +196,7 @@ Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs)
     return Tensor();  // the first sight runs eagerly
   }
   RecordedForward& r = it->second;
-  if (!r.work) {
+  if (!r.work || !r.work.under_current_variants()) {
     r.ids = empty(DType::I32, {T}, device_);
     r.h = empty(DType::BF16, {T, config_.hidden}, device_);
     r.out = empty(DType::BF16, {T, config_.hidden}, device_);
