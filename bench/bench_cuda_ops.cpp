@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -24,6 +23,7 @@
 #include "backend/elementwise/sigmoid_gate.h"
 #include "backend/elementwise/silu_gated_product.h"
 #include "backend/attention/split_query_gate.h"
+#include "backend/variants.h"
 #include "check/random_tensor.h"
 #include "core/bytes_hash.h"
 #include "core/bf16.h"
@@ -83,9 +83,10 @@ void bench(const SeqOffsets& offs, const std::string& label) {
   Tensor o = dev(DType::BF16, {T, Hv, dv});
   op("gated_delta_rule", 24, o, [&] { gated_delta_rule(q, k, v, beta, g, offs, o); });
   // both forms of the rule on the same inputs, whichever the dispatch would pick
-  setenv("TF_DELTA_RULE", "recurrent", 1);
-  op("  recurrent form", 24, o, [&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, std::max(reps, 11));
-  unsetenv("TF_DELTA_RULE");
+  {
+    variants::Override recurrent(Variant::delta_rule, "recurrent");
+    op("  recurrent form", 24, o, [&] { gated_delta_rule(q, k, v, beta, g, offs, o); }, std::max(reps, 11));
+  }
   op("  chunked form", 24, o, [&] { gated_delta_rule_chunked(q, k, v, beta, g, offs, o); }, std::max(reps, 11));
   Tensor z = rnd(DType::BF16, {T * Hv, dv}, 7), gw = rnd(DType::F32, {dv}, 8), gy = dev(DType::BF16, {T * Hv, dv});
   op("rms_norm_gated", 24, gy, [&] { rms_norm_gated(o.reshaped({T * Hv, dv}), z, gw, 1e-6f, gy); });

@@ -2,7 +2,8 @@
 // each kernel against a float64 CPU reference on fresh random inputs (outputs poisoned with NaN
 // first), then the FLUX.2 encoder/decoder op sequence timed with random weights.
 // Build: nvcc -std=c++20 -O3 -gencode=arch=compute_90a,code=sm_90a --fmad=false -Isrc \
-//   bench/cuda/vae_kernels_check.cu src/backend/cuda/*_launch.cu -o vae_kernels_check
+//   bench/cuda/vae_kernels_check.cu src/backend/cuda/kernels/*/*_launch.cu src/backend/variants.cpp \
+//   -o vae_kernels_check
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -12,9 +13,12 @@
 #include <vector>
 
 #include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/variants.h"
 
 using bf16 = __nv_bfloat16;
 using namespace tf::cuda;
+using tf::Variant;
+using tf::variants::Override;
 
 #define CK(x)                                                                              \
   do {                                                                                     \
@@ -270,10 +274,11 @@ static void report_identical(const char* what, const std::vector<float>& a, cons
 // The tile width must not change a single bit: each output's sum order is independent of it.
 static void check_tiles_identical(int Ci, int Co, int H, int W, int ks, int stride, bool up) {
   ConvInputs in(Ci, Co, H, W, ks, stride, up, true);
-  set_conv_tile_n(64);
-  const auto a = in.run();
-  set_conv_tile_n(128);
-  const auto c = in.run();
+  auto on_tile = [&](const char* tile) {
+    Override o(Variant::conv_tile, tile);
+    return in.run();
+  };
+  const auto a = on_tile("64"), c = on_tile("128");
   char what[120];
   std::snprintf(what, sizeof what, "conv %dx%d s%d%s %d->%d %dx%d: tile 64 and 128 outputs", ks, ks, stride,
                 up ? " up" : "", Ci, Co, H, W);
@@ -282,13 +287,14 @@ static void check_tiles_identical(int Ci, int Co, int H, int W, int ks, int stri
 
 // The TMA-fed kernel must give conv_wgmma_kernel's bytes: same split, same K order, same MMAs.
 static void check_tma_identical(int Ci, int Co, int H, int W, int ks, int stride, bool up, bool res) {
-  set_conv_wgmma(true);
-  set_split_tma(true);
+  Override wgmma(Variant::conv_kernel, "auto"), tma(Variant::split_operands, "auto");
   ConvInputs in(Ci, Co, H, W, ks, stride, up, res);
   const auto c = in.run();
-  set_split_tma(false);
-  const auto a = in.run();
-  set_split_tma(true);
+  std::vector<float> a;
+  {
+    Override gather(Variant::split_operands, "gather");
+    a = in.run();
+  }
   char what[120];
   std::snprintf(what, sizeof what, "conv %dx%d s%d%s%s %d->%d %dx%d: TMA and gathering kernels", ks, ks, stride,
                 up ? " up" : "", res ? " +res" : "", Ci, Co, H, W);
@@ -301,11 +307,12 @@ static void check_attention_tma_identical(int D, int N) {
   float *dq = dev(q), *dk = dev(k), *dv = dev(v), *o0 = dev_poison(size_t(D) * N), *o1 = dev_poison(size_t(D) * N), *ws;
   CK(cudaMalloc(&ws, attention_workspace_floats(D, N) * sizeof(float)));
   const float scale = 1.f / std::sqrt(float(D));
-  set_attention_wgmma(true);
+  Override wgmma(Variant::channels_attention_kernel, "wgmma"), tma(Variant::split_operands, "auto");
   launch_attention_single_head(dq, dk, dv, D, N, scale, o1, ws, 0);
-  set_split_tma(false);
-  launch_attention_single_head(dq, dk, dv, D, N, scale, o0, ws, 0);
-  set_split_tma(true);
+  {
+    Override gather(Variant::split_operands, "gather");
+    launch_attention_single_head(dq, dk, dv, D, N, scale, o0, ws, 0);
+  }
   char what[80];
   std::snprintf(what, sizeof what, "attention D%d N%d: TMA and gathering kernels", D, N);
   report_identical(what, host(o0, size_t(D) * N), host(o1, size_t(D) * N));
@@ -338,9 +345,9 @@ int main(int argc, char** argv) {
   std::printf("device: %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   for (bool wgmma : {true, false})
   for (int tile : tiles) {
-  set_conv_wgmma(wgmma);
-  set_attention_wgmma(wgmma);
-  set_conv_tile_n(tile);
+  Override conv(Variant::conv_kernel, wgmma ? "auto" : "mma");
+  Override attention(Variant::channels_attention_kernel, wgmma ? "wgmma" : "mma");
+  Override tile_n(Variant::conv_tile, std::to_string(tile));
   std::printf("conv tile n = %d, %s\n", tile, wgmma ? "wgmma where the gather allows" : "mma.sync only");
   check_conv(3, 128, 64, 48, 3, 1, false, false, 1, 1, 1, 1);
   check_conv(128, 128, 64, 64, 3, 1, false, true, 1, 1, 1, 1);
@@ -372,14 +379,13 @@ int main(int argc, char** argv) {
   check_group_norm(256, 30, 30, true, 1000.f, false);
   check_upsample(64, 17, 24);
   for (bool wgmma : {true, false}) {
-    set_attention_wgmma(wgmma);
+    Override attention(Variant::channels_attention_kernel, wgmma ? "wgmma" : "mma");
     std::printf("attention products on %s\n", wgmma ? "wgmma" : "mma.sync");
     check_attention(512, 1024, 1.f);
     check_attention(512, 5000, 1.f);
     check_attention(512, 4096, 3.f);
     check_attention(64, 130, 1.f);  // a partial tile in every dimension
   }
-  set_attention_wgmma(true);
   std::printf("CHECKS: %s (%d failed)\n", failures ? "FAIL" : "PASS", failures);
   if (timing) time_vae_sequences(sizes, tiles);
   return failures ? 1 : 0;

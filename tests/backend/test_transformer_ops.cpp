@@ -23,6 +23,7 @@
 #include "backend/elementwise/sigmoid_gate.h"
 #include "backend/elementwise/silu_gated_product.h"
 #include "backend/attention/split_query_gate.h"
+#include "backend/variants.h"
 #include "check/compare.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
@@ -74,7 +75,7 @@ TEST(Linear, MatchesFloat64WithinOneRoundingAndKernelsAgree) {
       for (int64_t N : {1, 5, 9}) {
         Tensor x = random_bf16({n, K}, 1 + K + n, 1.0f), w = random_bf16({N, K}, 7 + N, 0.1f);
         Tensor y = empty(DType::BF16, {n, N});
-        cpu::set_linear_kernel(cpu::LinearKernel::Auto);
+        variants::Override widest(Variant::cpu_linear, "auto");
         linear(x, w, y);
         for (int64_t t = 0; t < n; ++t)
           for (int64_t o = 0; o < N; ++o) {
@@ -87,13 +88,12 @@ TEST(Linear, MatchesFloat64WithinOneRoundingAndKernelsAgree) {
             EXPECT_LE(std::fabs(got - ref), ulp_bf16(ref) / 2 + 2 * K * std::ldexp(mag, -24))
                 << "K=" << K << " n=" << n << " N=" << N;
           }
-        for (auto k : {cpu::LinearKernel::Scalar, cpu::LinearKernel::Avx2, cpu::LinearKernel::Avx512}) {
-          cpu::set_linear_kernel(k);
+        for (const char* k : {"scalar", "avx2", "avx512"}) {
+          variants::Override kernel(Variant::cpu_linear, k);
           Tensor y2 = empty(DType::BF16, {n, N});
           linear(x, w, y2);
-          EXPECT_TRUE(same_bytes(y, y2)) << cpu::linear_kernel_name(k) << " K=" << K;
+          EXPECT_TRUE(same_bytes(y, y2)) << k << " K=" << K;
         }
-        cpu::set_linear_kernel(cpu::LinearKernel::Auto);
       }
     }
   }

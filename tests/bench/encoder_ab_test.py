@@ -13,7 +13,7 @@ AB = os.path.join(HERE, "..", "..", "bench", "encoder_ab.py")
 FAKE = r'''#!/usr/bin/env python3
 import json, os, sys
 if os.environ.get("FAKE_FAIL"):
-    print("bench_encoder_timer: error: TF_X=2: expected 0 or 1", file=sys.stderr)
+    print("bench_encoder_timer: error: TF_CUDA_GRAPH=2: expected on or off", file=sys.stderr)
     sys.exit(1)
 slow = float(os.environ.get("FAKE_SLOW", "0"))
 counter = os.environ["FAKE_COUNTER"]
@@ -49,7 +49,7 @@ def main():
         bad = subprocess.run([sys.executable, AB, "--bench", fake, "--model", d, "--rounds", "1", "base",
                               "broken:FAKE_FAIL=1"], env=env, capture_output=True, text=True)
         assert bad.returncode == 1, bad.stdout
-        assert "ERRORS: bench_encoder_timer: error: TF_X=2" in bad.stdout, bad.stdout
+        assert "ERRORS: bench_encoder_timer: error: TF_CUDA_GRAPH=2" in bad.stdout, bad.stdout
         missing = subprocess.run([sys.executable, AB, "--bench", fake, "--model", d, "--rounds", "1", "base",
                                   "gone:@" + os.path.join(d, "no_such_bench")], env=env, capture_output=True, text=True)
         assert missing.returncode == 1 and "no_such_bench: No such file" in missing.stdout, missing.stdout

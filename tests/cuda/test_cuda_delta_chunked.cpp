@@ -4,12 +4,12 @@
 // and the recurrent form's packed prompts at the released heads, its every key head dim and the
 // edges of its staging chunks.
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "backend/delta_rule/gated_delta_rule.h"
+#include "backend/variants.h"
 #include "check/contract/gates.h"
 #include "check/contract/inputs.h"
 #include "check/contract/kernel_contract.h"
@@ -136,7 +136,7 @@ TEST(CudaDeltaChunked, RepeatsByteForByte) {
 // the recurrence: each sequence's bytes depend on itself only.
 TEST(CudaDeltaChunked, DispatchByOwnLength) {
   TF_REQUIRE_CUDA_GPU();
-  unsetenv("TF_DELTA_RULE");
+  variants::Override by_length(Variant::delta_rule, "auto");
   const int64_t n_short = 50, n_long = kDeltaRuleChunkedFrom + 44;
   Case packed = make(14, {1, 128, 2, 128, {0, n_short, n_short + n_long}});
   Tensor both = run_gpu(packed, false);
@@ -151,19 +151,19 @@ TEST(CudaDeltaChunked, DispatchByOwnLength) {
   EXPECT_TRUE(same_bytes(both.rows(n_short, T), alone(n_short, T, false)));
   EXPECT_TRUE(same_bytes(both.rows(n_short, T), alone(n_short, T, true)));
 
-  setenv("TF_DELTA_RULE", "recurrent", 1);
-  Tensor forced = run_gpu(packed, false);
+  auto on_form = [&](const char* form) {
+    variants::Override one_form(Variant::delta_rule, form);
+    return run_gpu(packed, false);
+  };
+  Tensor forced = on_form("recurrent");
   EXPECT_TRUE(same_bytes(forced.rows(0, n_short), both.rows(0, n_short)));
   EXPECT_FALSE(same_bytes(forced.rows(n_short, T), both.rows(n_short, T)))
       << "TF_DELTA_RULE=recurrent should leave the long sequence on the recurrence";
-  setenv("TF_DELTA_RULE", "chunked", 1);
-  Tensor all_chunked = run_gpu(packed, false);
+  Tensor all_chunked = on_form("chunked");
   EXPECT_TRUE(same_bytes(all_chunked.rows(n_short, T), both.rows(n_short, T)));
   EXPECT_FALSE(same_bytes(all_chunked.rows(0, n_short), both.rows(0, n_short)))
       << "TF_DELTA_RULE=chunked should put the short sequence on the chunked form";
-  setenv("TF_DELTA_RULE", "fastest", 1);
-  EXPECT_THROW(run_gpu(packed, false), Error);
-  unsetenv("TF_DELTA_RULE");
+  EXPECT_THROW(on_form("fastest"), Error);
 }
 
 // The recurrent form at the released heads: packed prompts run one after another in each block
@@ -171,13 +171,13 @@ TEST(CudaDeltaChunked, DispatchByOwnLength) {
 // layout within the contract's allowance for the fp32 recurrence.
 TEST(CudaDeltaRecurrent, PackedPromptsGiveTheirBytesAlone) {
   TF_REQUIRE_CUDA_GPU();
-  unsetenv("TF_DELTA_RULE");
+  variants::Override by_length(Variant::delta_rule, "auto");
   const SeqOffsets offs = {0, 75, 85, 88};
   Case packed = make(16, {16, 128, 32, 128, offs});
   const contract::KernelContract& model = contract::registered_kernel("gated_delta_rule");
   const auto want = model.reference(packed);
   for (const char* layout : {"32x1", "16x1", "16x2"}) {
-    setenv("TF_RECURRENCE_LAYOUT", layout, 1);
+    variants::Override lanes(Variant::recurrence_layout, layout);
     Tensor both = run_gpu(packed, false);
     contract::Comparison cmp = contract::compare({both}, want, contract::Poison::QuietNaN);
     EXPECT_TRUE(cmp.ok()) << layout << ": " << cmp.describe();
@@ -189,23 +189,20 @@ TEST(CudaDeltaRecurrent, PackedPromptsGiveTheirBytesAlone) {
           << layout << ", prompt " << s;
     }
   }
-  setenv("TF_RECURRENCE_LAYOUT", "32x2", 1);
-  EXPECT_THROW(run_gpu(packed, false), Error);
-  unsetenv("TF_RECURRENCE_LAYOUT");
+  EXPECT_THROW(variants::Override(Variant::recurrence_layout, "32x2"), Error);
 }
 
 // The recurrent form at every key head dim its kernels cover, whole row groups or not (rows past dk
 // must read as zeros, not as the staged q row after them), within the contract's allowance.
 TEST(CudaDeltaRecurrent, EveryKeyHeadDimWithinTheContract) {
   TF_REQUIRE_CUDA_GPU();
-  setenv("TF_DELTA_RULE", "recurrent", 1);
+  variants::Override recurrent(Variant::delta_rule, "recurrent");
   const contract::KernelContract& model = contract::registered_kernel("gated_delta_rule");
   for (int64_t dk : {5, 8, 20, 32, 48, 64, 100, 128, 160, 256}) {
     Case c = make(40 + uint64_t(dk), {2, dk, 4, 24, {0, 19, 30}});
     contract::Comparison cmp = contract::compare({run_gpu(c, false)}, model.reference(c), contract::Poison::QuietNaN);
     EXPECT_TRUE(cmp.ok()) << "dk " << dk << ": " << cmp.describe();
   }
-  unsetenv("TF_DELTA_RULE");
 }
 
 // The recurrent form at the released key head dim around every edge of its eight-token staging
@@ -213,8 +210,8 @@ TEST(CudaDeltaRecurrent, EveryKeyHeadDimWithinTheContract) {
 // fp32 recurrence and close to the float64 recurrence, each prompt's bytes its own.
 TEST(CudaDeltaRecurrent, WithinTheContractAtEveryStagingChunkEdge) {
   TF_REQUIRE_CUDA_GPU();
-  unsetenv("TF_DELTA_RULE");
-  unsetenv("TF_RECURRENCE_LAYOUT");
+  variants::Override by_length(Variant::delta_rule, "auto");
+  variants::Override lanes(Variant::recurrence_layout, "32x1");
   const contract::KernelContract& model = contract::registered_kernel("gated_delta_rule");
   const SeqOffsets offs = {0, 1, 8, 16, 25, 40, 56, 73, 148, 275};  // 1, 7, 8, 9, 15, 16, 17, 75, 127 tokens
   for (float decay_scale : {1.0f, 8.0f, 0.01f}) {

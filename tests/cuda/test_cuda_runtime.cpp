@@ -1,10 +1,10 @@
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <vector>
 
 #include "backend/elementwise/silu_gated_product.h"
 #include "backend/device/upload.h"
+#include "backend/variants.h"
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -118,14 +118,19 @@ TEST(CudaRuntime, OutOfMemoryNamesTheBytes) {
 
 TEST(CudaRuntime, PrepIsADependentOnlyRightAfterAStreamingProduct) {
 #ifdef TF_HAVE_CUDA
-  // host bookkeeping only, at the switches' defaults (on)
-  if (std::getenv("TF_CUDA_PDL") || std::getenv("TF_CUDA_PDL_PREP")) GTEST_SKIP() << "a dependent-launch switch is set";
+  // host bookkeeping only, with both dependent-launch variants on
+  variants::Override pdl(Variant::cuda_pdl, "on"), prep(Variant::cuda_pdl_prep, "on");
   cuda::mark_streaming_launch(true);
   EXPECT_TRUE(cuda::launch_prep_as_dependent());
   EXPECT_FALSE(cuda::launch_prep_as_dependent()) << "the mark is taken by the launch that reads it";
   cuda::mark_streaming_launch(true);
   cuda::mark_streaming_launch(false);  // a cuBLASLt product in between
   EXPECT_FALSE(cuda::launch_prep_as_dependent());
+  for (Variant off : {Variant::cuda_pdl, Variant::cuda_pdl_prep}) {
+    variants::Override plain(off, "off");
+    cuda::mark_streaming_launch(true);
+    EXPECT_FALSE(cuda::launch_prep_as_dependent()) << variants::row(off).env << "=off";
+  }
 #else
   GTEST_SKIP() << "built without CUDA";
 #endif

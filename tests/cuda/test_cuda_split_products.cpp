@@ -8,6 +8,7 @@
 #include "backend/conv/group_norm_conv2d.h"
 #include "backend/conv/upsample_nearest2x.h"
 #include "backend/conv/upsample_nearest2x_conv2d.h"
+#include "backend/variants.h"
 #include "check/random_tensor.h"
 #include "core/tensor.h"
 #include "cuda_test_util.h"
@@ -53,11 +54,10 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed) {
   __nv_bfloat16 *dw = device_copy(w), *db = device_copy(b);
   EXPECT_EQ(cudaMalloc(&dy, r.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMemset(dy, 0xFF, r.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
-  cuda::set_split_tma(tma);
+  variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
-  cuda::set_split_tma(true);
   std::vector<float> y(r.size());
   EXPECT_EQ(cudaMemcpy(y.data(), dy, y.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   for (void* p : {static_cast<void*>(dx), static_cast<void*>(dr), static_cast<void*>(dy), static_cast<void*>(dw),
@@ -75,9 +75,10 @@ std::vector<float> attention_bytes(int D, int N, bool tma) {
   float *dq = device_copy(q), *dk = device_copy(k), *dv = device_copy(v), *dout = device_copy(o), *ws = nullptr;
   EXPECT_EQ(cudaMemset(dout, 0xFF, o.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMalloc(&ws, cuda::attention_workspace_floats(D, N) * sizeof(float)), cudaSuccess);
-  cuda::set_split_tma(tma);
-  cuda::launch_attention_single_head(dq, dk, dv, D, N, 1.f / 8.f, dout, ws, 0);
-  cuda::set_split_tma(true);
+  {
+    variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
+    cuda::launch_attention_single_head(dq, dk, dv, D, N, 1.f / 8.f, dout, ws, 0);
+  }
   EXPECT_EQ(cudaMemcpy(o.data(), dout, o.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   for (float* p : {dq, dk, dv, dout, ws}) cudaFree(p);
   return o;
@@ -107,10 +108,12 @@ TEST(CudaAttention, ResidentSoftmaxGivesTheStridedKernelsBytes) {
   for (int N : {4096, 16384}) {
     ASSERT_EQ(cuda::softmax_rows_resident_width(N), N) << "rows of " << N << " should take the resident kernel";
     const std::vector<float> resident = attention_bytes(64, N, true);
-    cuda::set_softmax_rows_resident(false);
-    EXPECT_EQ(cuda::softmax_rows_resident_width(N), 0) << "the switch left rows of " << N << " on the resident kernel";
-    const std::vector<float> strided = attention_bytes(64, N, true);
-    cuda::set_softmax_rows_resident(true);
+    std::vector<float> strided;
+    {
+      variants::Override rows(Variant::softmax_rows, "strided");
+      EXPECT_EQ(cuda::softmax_rows_resident_width(N), 0) << "TF_SOFTMAX_ROWS=strided left rows of " << N << " resident";
+      strided = attention_bytes(64, N, true);
+    }
     size_t differ = 0, nan = 0;
     for (size_t i = 0; i < resident.size(); ++i) {
       differ += std::memcmp(&resident[i], &strided[i], sizeof(float)) != 0;

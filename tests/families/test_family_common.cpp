@@ -81,24 +81,31 @@ TEST(FamilyCaches, RecordedWorkRecordsOnTheSecondSightAndKeepsAtMostItsCapacity)
   int recorded = 0, used = 0;
   auto record = [&](int& e) { e = ++recorded; };
   auto use = [&](int& e) { used = e; };
-  EXPECT_FALSE(cache.replay(7, record, use));  // first sight: eager
+  bool stale_now = false;
+  auto stale = [&](const int&) { return stale_now; };
+  EXPECT_FALSE(cache.replay(7, record, stale, use));  // first sight: eager
   EXPECT_EQ(recorded, 0);
-  EXPECT_TRUE(cache.replay(7, record, use));  // second: recorded, replayed
+  EXPECT_TRUE(cache.replay(7, record, stale, use));  // second: recorded, replayed
   EXPECT_EQ(recorded, 1);
-  EXPECT_TRUE(cache.replay(7, record, use));  // third: replayed, not recorded again
+  EXPECT_TRUE(cache.replay(7, record, stale, use));  // third: replayed, not recorded again
   EXPECT_EQ(recorded, 1);
   EXPECT_EQ(used, 1);
-  EXPECT_FALSE(cache.replay(8, record, use));
-  EXPECT_FALSE(cache.replay(9, record, use));  // past the capacity of two keys
-  EXPECT_FALSE(cache.replay(9, record, use));  // ... always eager
-  EXPECT_TRUE(cache.replay(8, record, use));
+  EXPECT_FALSE(cache.replay(8, record, stale, use));
+  EXPECT_FALSE(cache.replay(9, record, stale, use));  // past the capacity of two keys
+  EXPECT_FALSE(cache.replay(9, record, stale, use));  // ... always eager
+  EXPECT_TRUE(cache.replay(8, record, stale, use));
   EXPECT_EQ(recorded, 2);
+  stale_now = true;  // recorded under other variants: recorded again before the replay
+  EXPECT_TRUE(cache.replay(7, record, stale, use));
+  EXPECT_EQ(recorded, 3);
+  EXPECT_EQ(used, 3);
+  stale_now = false;
   // a recording that throws leaves the key to record again
   RecordedCache<int, int> failing(1);
-  failing.replay(1, record, use);
-  EXPECT_THROW(failing.replay(1, [](int&) { fail("capture failed"); }, use), Error);
-  EXPECT_TRUE(failing.replay(1, record, use));
-  EXPECT_EQ(recorded, 3);
+  failing.replay(1, record, stale, use);
+  EXPECT_THROW(failing.replay(1, [](int&) { fail("capture failed"); }, stale, use), Error);
+  EXPECT_TRUE(failing.replay(1, record, stale, use));
+  EXPECT_EQ(recorded, 4);
 }
 
 TEST(FamilyCaches, PrefixTablesAreRemadeOnlyWhenLonger) {

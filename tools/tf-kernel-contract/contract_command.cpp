@@ -3,6 +3,7 @@
 #include <string>
 
 #include "backend/device/device.h"
+#include "backend/variants.h"
 #include "check/contract/kernel_contract.h"
 #include "check/contract/limits.h"
 #include "check/contract/runner.h"
@@ -18,13 +19,20 @@ tf::tools::RegisterCommand reg("", "run the kernel contract", [](CLI::App& c) {
   auto only = std::make_shared<std::string>();
   auto backend = std::make_shared<std::string>("cpu");
   auto list = std::make_shared<bool>(false);
+  auto variants = std::make_shared<bool>(false);
   auto seed = std::make_shared<uint64_t>(tf::contract::ContractOptions{}.seed);
   c.add_option("--only", *only, "a family (moss_image, flux2_vae) or one kernel's name");
   c.add_option("--backend", *backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   c.add_flag("--list", *list, "list the registered kernels and their controls, run nothing");
+  c.add_flag("--variants", *variants,
+             "print the kernel variants' table (environment variables, backend/variants.h) as markdown, run nothing");
   c.add_option("--seed", *seed, "seed of the random inputs (deterministic by default)");
   return [=]() -> int {
     using namespace tf::contract;
+    if (*variants) {
+      std::fputs(tf::variants::markdown().c_str(), stdout);
+      return 0;
+    }
     register_all_kernels();
     ContractOptions opt;
     opt.backend = *backend == "cuda" ? tf::Device::CUDA : tf::Device::CPU;

@@ -24,6 +24,7 @@
 #include "backend/elementwise/silu_gated_product.h"
 #include "backend/linear/linear.h"
 #include "backend/linear/linear_silu_gated_product.h"
+#include "backend/variants.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
@@ -156,8 +157,6 @@ __attribute__((target("avx512f"))) void tile_avx512(const Tile<R, C>& t) {
 }
 #endif
 
-LinearKernel g_forced = LinearKernel::Auto;
-
 LinearKernel detect() {
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -205,14 +204,19 @@ void run_rows(LinearKernel k, int c, const Tile<kRows, kCols>& full) {
 
 }  // namespace
 
-void set_linear_kernel(LinearKernel k) { g_forced = k; }
+// TF_CPU_LINEAR's choices in LinearKernel's order, so a choice's index is its kernel.
+static_assert(variants::choice_index(Variant::cpu_linear, "auto") == int(LinearKernel::Auto) &&
+              variants::choice_index(Variant::cpu_linear, "scalar") == int(LinearKernel::Scalar) &&
+              variants::choice_index(Variant::cpu_linear, "avx2") == int(LinearKernel::Avx2) &&
+              variants::choice_index(Variant::cpu_linear, "avx512") == int(LinearKernel::Avx512));
 
 LinearKernel linear_kernel_in_use() {
   static const LinearKernel best = detect();
-  if (g_forced == LinearKernel::Auto) return best;
-  if (g_forced == LinearKernel::Avx512 && best != LinearKernel::Avx512) return best;
-  if (g_forced == LinearKernel::Avx2 && best == LinearKernel::Scalar) return best;
-  return g_forced;
+  const auto asked = static_cast<LinearKernel>(variant(Variant::cpu_linear));
+  if (asked == LinearKernel::Auto) return best;
+  if (asked == LinearKernel::Avx512 && best != LinearKernel::Avx512) return best;
+  if (asked == LinearKernel::Avx2 && best == LinearKernel::Scalar) return best;
+  return asked;
 }
 
 const char* linear_kernel_name(LinearKernel k) {

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "core/env_switch.h"
+#include "backend/variants.h"
 #include "core/error.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/runtime/graph.h"
@@ -12,8 +12,7 @@ namespace tf {
 
 bool recording_supported(Device d) {
 #ifdef TF_HAVE_CUDA
-  static const bool off = env_switch("TF_CUDA_GRAPH", {"1", "0"}) == "0";
-  return d == Device::CUDA && !off;
+  return d == Device::CUDA && variant_is<Variant::cuda_graph>("on");
 #else
   (void)d;
   return false;
@@ -21,8 +20,9 @@ bool recording_supported(Device d) {
 }
 
 RecordedWork RecordedWork::record(Device d, const std::function<void()>& work) {
-  if (!recording_supported(d)) fail("recorded work: only CUDA records (TF_CUDA_GRAPH=0 turns it off)");
+  if (!recording_supported(d)) fail("recorded work: only CUDA records (TF_CUDA_GRAPH=off turns it off)");
   RecordedWork r;
+  r.variants_ = variants::current();
 #ifdef TF_HAVE_CUDA
   r.impl_ = std::static_pointer_cast<void>(cuda::capture_graph(work));
 #else
@@ -31,8 +31,11 @@ RecordedWork RecordedWork::record(Device d, const std::function<void()>& work) {
   return r;
 }
 
+bool RecordedWork::under_current_variants() const { return variants::current() == variants_; }
+
 void RecordedWork::replay() const {
   if (!impl_) fail("recorded work: nothing recorded");
+  if (!under_current_variants()) fail("recorded work: recorded under other kernel variants (backend/variants.h)");
 #ifdef TF_HAVE_CUDA
   cuda::launch_graph(*std::static_pointer_cast<cuda::Graph>(impl_));
 #endif

@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 
+#include "backend/variants.h"
 #include "core/tensor.h"
 
 namespace tf {
@@ -16,15 +17,19 @@ class RecordedWork {
   static RecordedWork record(Device d, const std::function<void()>& work);
 
   // Queues one replay; outputs are ready when the device's queue is (to_device waits for it).
+  // Recorded kernels and launch attributes are the variants' at recording, so a replay under
+  // other choices (backend/variants.h) is an error: the holder records again instead.
   void replay() const;
+  bool under_current_variants() const;
 
   explicit operator bool() const { return static_cast<bool>(impl_); }
 
  private:
   std::shared_ptr<void> impl_;
+  variants::Choices variants_{};
 };
 
-// Whether recording is on for `d`: CUDA, unless TF_CUDA_GRAPH=0 (read once).
+// Whether recording is on for `d`: CUDA, unless TF_CUDA_GRAPH=off.
 bool recording_supported(Device d);
 
 }  // namespace tf

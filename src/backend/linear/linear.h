@@ -67,9 +67,9 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y);
 void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
 int64_t linear_k_shares(int64_t n, int64_t K, int64_t N);
 void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts);
-// Which linear kernel runs: Auto picks the widest the machine has. All give the same bytes.
+// Which linear kernel runs (TF_CPU_LINEAR, backend/variants.h): the widest the machine has, or a
+// narrower one asked for. All give the same bytes.
 enum class LinearKernel { Auto, Scalar, Avx2, Avx512 };
-void set_linear_kernel(LinearKernel k);
 LinearKernel linear_kernel_in_use();
 const char* linear_kernel_name(LinearKernel k);
 }  // namespace cpu

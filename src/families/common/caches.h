@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace tf {
 
@@ -17,9 +18,10 @@ class RecordedCache {
   explicit RecordedCache(size_t capacity) : capacity_(capacity) {}
 
   // False (run eagerly) on a first sight or a key past the capacity. Otherwise, under the cache's
-  // lock: record(entry) once, on the second sight, then use(entry); true.
-  template <class Record, class Use>
-  bool replay(const Key& key, Record&& record, Use&& use) {
+  // lock: record(entry) on the second sight, or again when stale(entry) says its recording no longer
+  // applies (other variants), then use(entry); true.
+  template <class Record, class Stale, class Use>
+  bool replay(const Key& key, Record&& record, Stale&& stale, Use&& use) {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = slots_.find(key);
     if (it == slots_.end()) {
@@ -27,7 +29,7 @@ class RecordedCache {
       return false;
     }
     Slot& s = it->second;
-    if (!s.recorded) {
+    if (!s.recorded || stale(std::as_const(s.entry))) {
       record(s.entry);
       s.recorded = true;  // only once the recording succeeded: a throw leaves the key to try again
     }

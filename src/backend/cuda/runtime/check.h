@@ -18,14 +18,14 @@ size_t lt_workspace_bytes();
 int sm_count();
 size_t max_shared_per_block_optin();
 // Whether the weight-streaming products launch as dependents of the kernel before them (and
-// recorded work carves its tensors from an arena): TF_CUDA_PDL=1 (default) or 0, read once.
+// recorded work carves its tensors from an arena): TF_CUDA_PDL (backend/variants.h).
 bool dependent_launches();
 // The launch attribute that lets a kernel start as a programmatic dependent of the one before it.
 cudaLaunchAttribute programmatic_dependence();
 // A weight-streaming product lets the kernel after it start once its main loop is done; the
 // DeltaNet prep, always right after its in-projection, launches as a dependent when the last product
 // launched was a streaming one (it always waits, so a mark another kernel's launch left costs
-// nothing): TF_CUDA_PDL=1 and TF_CUDA_PDL_PREP=on (default) or off, read once.
+// nothing): TF_CUDA_PDL and TF_CUDA_PDL_PREP both on (backend/variants.h).
 void mark_streaming_launch(bool streaming);
 bool launch_prep_as_dependent();
 

@@ -10,7 +10,7 @@
 #include "backend/cuda/runtime/capture_arena.h"
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/runtime/pinned_host.h"
-#include "core/env_switch.h"
+#include "backend/variants.h"
 #include "core/error.h"
 #include "core/tensor.h"
 
@@ -163,10 +163,7 @@ cudaStream_t stream() { return rt().stream; }
 cublasLtHandle_t lt_handle() { return rt().lt; }
 void* lt_workspace() { return rt().lt_workspace; }
 size_t lt_workspace_bytes() { return kLtWorkspaceBytes; }
-bool dependent_launches() {
-  static const bool on = env_switch("TF_CUDA_PDL", {"1", "0"}) == "1";
-  return on;
-}
+bool dependent_launches() { return variant_is<Variant::cuda_pdl>("on"); }
 
 cudaLaunchAttribute programmatic_dependence() {
   cudaLaunchAttribute a{};
@@ -182,7 +179,7 @@ thread_local bool g_last_launch_streaming = false;
 void mark_streaming_launch(bool streaming) { g_last_launch_streaming = streaming; }
 
 bool launch_prep_as_dependent() {
-  static const bool on = dependent_launches() && env_switch("TF_CUDA_PDL_PREP", {"on", "off"}) == "on";
+  const bool on = dependent_launches() && variant_is<Variant::cuda_pdl_prep>("on");
   const bool after = g_last_launch_streaming;
   g_last_launch_streaming = false;
   return on && after;

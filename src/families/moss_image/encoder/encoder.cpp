@@ -205,7 +205,8 @@ Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs)
     });
   };
   Tensor out;
-  recorded_->replay(offs, record, [&](RecordedForward& r) {
+  const auto stale = [](const RecordedForward& r) { return !r.work.under_current_variants(); };
+  recorded_->replay(offs, record, stale, [&](RecordedForward& r) {
     copy_into(r.ids, host_ids);  // the previous replay has ended: its output was copied back
     r.work.replay();
     out = to_device(r.out, Device::CPU);

@@ -12,7 +12,7 @@
 #include "backend/cuda/runtime/tensor_map.h"
 #include "backend/attention/attention.h"
 #include "backend/rope/rope.h"
-#include "core/env_switch.h"
+#include "backend/variants.h"
 
 namespace tf::cuda {
 
@@ -197,7 +197,7 @@ void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, fl
   uint16_t* op = static_cast<uint16_t*>(o.data);
   // wgmma for head dims 64, 128 and 256, mma.sync for the other tensor-core head dims, the scalar
   // kernel otherwise; TF_ATTENTION=mma keeps the wgmma dims on mma.sync (to compare the two)
-  static const bool wgmma = env_switch("TF_ATTENTION", {"auto", "mma"}) == "auto";
+  const bool wgmma = variant_is<Variant::attention>("auto");
   // both tensor-core kernels: 64 query rows and 128 threads a block, grid (query tiles, heads, sequences)
   static_assert(attention_wgmma::kRows == attention_mma::kRows && attention_wgmma::kThreads == attention_mma::kThreads);
   const dim3 tc_grid(static_cast<unsigned>((longest + attention_mma::kRows - 1) / attention_mma::kRows),

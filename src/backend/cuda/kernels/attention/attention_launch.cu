@@ -10,14 +10,16 @@
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
 #include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/variants.h"
 
 namespace tf::cuda {
 
 namespace {
 
 constexpr int kSoftmaxThreads = 256;
-bool g_wgmma = true;  // both products on the wgmma kernel
-bool g_resident = true;  // rows of 256 x 16 or 256 x 64 scores held in registers
+
+// Both products on the wgmma kernel (TF_CHANNELS_ATTENTION_KERNEL).
+bool wgmma_on() { return variant_is<Variant::channels_attention_kernel>("wgmma"); }
 
 __device__ float block_max(float v, float* scratch) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
@@ -125,7 +127,7 @@ void launch_softmax_rows(float* s, int nq, int N, __nv_bfloat16* p_hi, __nv_bflo
 template <class A, class B>
 void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stream, const char* what) {
   using namespace gemm;
-  if (g_wgmma) {
+  if (wgmma_on()) {
     auto kernel = gemm_wgmma::split_wgmma_f32_kernel<A, B>;
     static bool wattr = false;
     if (!wattr) {
@@ -151,17 +153,17 @@ void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stre
 
 }  // namespace
 
-void set_attention_wgmma(bool on) { g_wgmma = on; }
-void set_softmax_rows_resident(bool on) { g_resident = on; }
 int softmax_rows_resident_width(int N) {
-  return g_resident && (N == kSoftmaxThreads * 64 || N == kSoftmaxThreads * 16) ? N : 0;
+  return variant_is<Variant::softmax_rows>("auto") && (N == kSoftmaxThreads * 64 || N == kSoftmaxThreads * 16) ? N : 0;
 }
 
 int attention_query_block(int N) { return std::min(N, 4096); }
 
 namespace {
 
-bool tma_applies(int D, int N) { return g_wgmma && split_tma_enabled() && D % 64 == 0 && N % 8 == 0; }
+bool tma_applies(int D, int N) {
+  return wgmma_on() && variant_is<Variant::split_operands>("auto") && D % 64 == 0 && N % 8 == 0;
+}
 
 // Scores, P hi/lo, then q^T, k^T (channels last) and v, each as hi and lo.
 void attention_tma(const float* q, const float* k, const float* v, int D, int N, float scale, float* o,

@@ -7,6 +7,7 @@
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
 #include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/variants.h"
 
 namespace tf::cuda {
 
@@ -17,27 +18,17 @@ void conv_output_size(ConvShape& s) {
 }
 
 namespace {
-int g_tile_n = 64;     // output positions per block tile (mma.sync kernel)
-bool g_wgmma = true;   // the wgmma kernel where the gather allows it
-bool g_tma = true;     // of the wgmma kernels, the TMA-fed one where it applies
+// The wgmma kernels where the gather allows them (TF_CONV_KERNEL).
+bool wgmma_allowed() { return variant_is<Variant::conv_kernel>("auto"); }
 
 // Convolutions the TMA kernel takes: 64-deep channel tiles, 3x3 at stride 1 or 2, 1x1 at stride 1.
 bool tma_applies(const ConvShape& s) {
-  return g_wgmma && g_tma && s.Ci % 64 == 0 && s.kh == s.kw && split_tma_supports(s.Ci, s.kh, s.stride, false) &&
-         (s.kh == 3 || s.stride == 1);
+  return wgmma_allowed() && variant_is<Variant::split_operands>("auto") && s.Ci % 64 == 0 && s.kh == s.kw &&
+         split_tma_supports(s.Ci, s.kh, s.stride, false) && (s.kh == 3 || s.stride == 1);
 }
 
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 }  // namespace
-
-void set_conv_wgmma(bool on) { g_wgmma = on; }
-void set_split_tma(bool on) { g_tma = on; }
-bool split_tma_enabled() { return g_tma; }
-
-void set_conv_tile_n(int n) {
-  if (n != 64 && n != 128) fail("conv2d (cuda): tile width " + std::to_string(n) + " (64 or 128)");
-  g_tile_n = n;
-}
 
 size_t conv_workspace_bytes(const ConvShape& s) {
   const bool tap_major = s.kh == 3 && s.Ci % 32 == 0;
@@ -84,7 +75,7 @@ bool run_wgmma(const gemm::Bf16KContig&, const Gather&, const gemm::Epilogue&, c
 template <int STRIDE, bool UP>
 bool run_wgmma(const gemm::Bf16KContig& a, const gemm::ConvGatherTapMajor<STRIDE, UP>& b, const gemm::Epilogue& e,
                cudaStream_t stream) {
-  if (!g_wgmma || b.Ci % 64 != 0 || b.K % 64 != 0 || !a.vec16) return false;
+  if (!wgmma_allowed() || b.Ci % 64 != 0 || b.K % 64 != 0 || !a.vec16) return false;
   auto kernel = gemm_wgmma::conv_wgmma_kernel<STRIDE, UP>;
   static bool attr = false;
   if (!attr) {
@@ -107,7 +98,7 @@ void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias
   Bf16KContig a{w, Co, K, (K % 8 == 0) && (reinterpret_cast<uintptr_t>(w) % 16 == 0)};
   Epilogue e{y, N, 1.f, bias, residual, Co, N};
   if (run_wgmma(a, b, e, stream)) return;
-  if (g_tile_n == 64) return run_gemm_nt<2>(a, b, e, stream);
+  if (variant_is<Variant::conv_tile>("64")) return run_gemm_nt<2>(a, b, e, stream);
   run_gemm_nt<4>(a, b, e, stream);
 }
 

@@ -20,20 +20,8 @@ struct ConvShape {
 // Fills Ho, Wo from the logical input size, kernel, stride and padding.
 void conv_output_size(ConvShape& s);
 
-// The conv's output-position tile: 64 (two blocks per SM, the default) or 128 (one); the same
-// numbers either way (each output's sum order does not depend on it). For benchmarks.
-void set_conv_tile_n(int n);
-// Off: every convolution on the mma.sync kernel (the comparison the checks print).
-void set_conv_wgmma(bool on);
-// Off: the wgmma products (convolutions, the attention's two) gather and split their operands in
-// the kernel (conv_wgmma_kernel, split_wgmma_f32_kernel) instead of reading operands split
-// beforehand through TMA (conv_tma_kernel); the same bytes either way.
-void set_split_tma(bool on);
-bool split_tma_enabled();
-// Off: the attention's two products on the mma.sync kernel.
-void set_attention_wgmma(bool on);
-// Off: the softmax reads each row three times even where a row fits its threads' registers (tests).
-void set_softmax_rows_resident(bool on);
+// The kernels are chosen by shape and by the variant table (backend/variants.h: TF_CONV_TILE,
+// TF_CONV_KERNEL, TF_SPLIT_OPERANDS, TF_CHANNELS_ATTENTION_KERNEL, TF_SOFTMAX_ROWS).
 // The row width whose register-resident softmax kernel rows of N take now, or 0 (the strided kernel).
 int softmax_rows_resident_width(int N);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA

@@ -11,7 +11,7 @@
 #include "backend/cuda/primitives/device_math.cuh"
 #include "backend/cuda/primitives/tensor_core.cuh"
 #include "backend/delta_rule/gated_delta_rule.h"
-#include "core/env_switch.h"
+#include "backend/variants.h"
 
 namespace tf::cuda {
 
@@ -282,8 +282,8 @@ __global__ void gated_delta_rule_kernel(const float* q, const float* k, const fl
 
 // TF_DELTA_RULE=recurrent or chunked puts every sequence on one form (to compare the forms).
 int delta_rule_chunked_from() {
-  const std::string form = env_switch("TF_DELTA_RULE", {"auto", "recurrent", "chunked"});
-  return form == "recurrent" ? INT_MAX : form == "chunked" ? 1 : int(kDeltaRuleChunkedFrom);
+  if (variant_is<Variant::delta_rule>("recurrent")) return INT_MAX;
+  return variant_is<Variant::delta_rule>("chunked") ? 1 : int(kDeltaRuleChunkedFrom);
 }
 
 // The kernel for R rows a lane in G row groups (FULL: dk == G R), allowed (once) the shared memory
@@ -328,7 +328,8 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   const bool o_pairs = dv % 2 == 0 && aligned(o.data, 4);
   // dk = 128: a lane holds 32 rows of one column (4 row groups, one warp a scheduler for a prompt);
   // TF_RECURRENCE_LAYOUT=16x1 or 16x2 gives a lane 16 rows of one or two columns (to compare)
-  const std::string layout = env_switch("TF_RECURRENCE_LAYOUT", {"32x1", "16x1", "16x2"});
+  const bool rows32 = variant_is<Variant::recurrence_layout>("32x1");
+  const bool rows16_one_column = variant_is<Variant::recurrence_layout>("16x1");
   auto launch = [&](auto kernel, int C, int G = 8) {
     const int cols = 32 / G * C;
     const int xs = (dv + cols - 1) / cols;
@@ -346,8 +347,8 @@ void gated_delta_rule(const Tensor& q, const Tensor& k, const Tensor& v, const T
   else if (dk <= 16) launch(recurrent_kernel<2>(), 2);
   else if (dk <= 32) launch(recurrent_kernel<4>(), 2);
   else if (dk <= 64) launch(recurrent_kernel<8>(), 2);
-  else if (dk == 128 && layout == "32x1") launch(recurrent_kernel<32, true, 1, 4>(), 1, 4);
-  else if (dk == 128 && layout == "16x1") launch(recurrent_kernel<16, true, 1>(), 1);
+  else if (dk == 128 && rows32) launch(recurrent_kernel<32, true, 1, 4>(), 1, 4);
+  else if (dk == 128 && rows16_one_column) launch(recurrent_kernel<16, true, 1>(), 1);
   else if (dk == 128) launch(recurrent_kernel<16, true>(), 2);
   else if (dk <= 128) launch(recurrent_kernel<16>(), 2);
   else launch(recurrent_kernel<32, false, 1>(), 1);  // two columns of 32 rows would spill

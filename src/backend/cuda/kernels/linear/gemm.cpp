@@ -8,7 +8,7 @@
 
 #include "backend/cuda/runtime/check.h"
 #include "backend/linear/linear.h"
-#include "core/env_switch.h"
+#include "backend/variants.h"
 #include "core/error.h"
 
 namespace tf::cuda {
@@ -143,10 +143,7 @@ void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, 
                            &r->algo, lt_workspace(), lt_workspace_bytes(), stream()));
 }
 
-bool gemm_cublaslt_forced() {
-  static const bool on = env_switch("TF_GEMM", {"auto", "cublaslt"}) == "cublaslt";
-  return on;
-}
+bool gemm_cublaslt_forced() { return variant_is<Variant::gemm>("cublaslt"); }
 
 int gemm_cached_plans() {
   std::lock_guard<std::mutex> l(g_mu);

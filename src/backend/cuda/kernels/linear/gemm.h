@@ -56,7 +56,7 @@ void gemm_streaming_shares(const void* x, int64_t m, int64_t k, const void* w, i
 bool gemm_streaming_silu_gated(const void* x, int64_t m, int64_t k, const void* w_gate, const void* w_up, int64_t n,
                                void* y);
 
-// TF_GEMM=cublaslt: cuBLASLt for every row count (read once), the comparison the benchmarks print.
+// TF_GEMM=cublaslt (backend/variants.h): cuBLASLt for every row count, the comparison the benchmarks print.
 bool gemm_cublaslt_forced();
 void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 

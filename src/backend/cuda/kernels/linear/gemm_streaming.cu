@@ -31,7 +31,7 @@
 #include "backend/cuda/runtime/tensor_map.h"
 #include "backend/cuda/primitives/tma.cuh"
 #include "backend/cuda/primitives/wgmma.cuh"
-#include "core/env_switch.h"
+#include "backend/variants.h"
 #include "core/error.h"
 
 namespace tf::cuda {
@@ -375,8 +375,7 @@ int clusters_that_fit(int splits) {
 
 // TF_STREAMING_L2=none leaves L2's default policy to the weights (to compare).
 L2Hints streaming_l2_hints() {
-  static const bool first = env_switch("TF_STREAMING_L2", {"weights_first", "none"}) == "weights_first";
-  return first ? L2Hints::weights_first : L2Hints::none;
+  return variant_is<Variant::streaming_l2>("weights_first") ? L2Hints::weights_first : L2Hints::none;
 }
 
 int tiles_of(int64_t n, int bn) { return static_cast<int>((n + bn - 1) / bn); }
@@ -447,10 +446,7 @@ bool gemm_streaming_fits(int64_t m, int64_t k, const void* x, std::span<const St
 }
 
 // TF_STREAMING_TILE_192=off keeps 256-row tiles where 192-row ones would be chosen (to compare).
-bool tiles_of_192_allowed() {
-  static const bool on = env_switch("TF_STREAMING_TILE_192", {"on", "off"}) == "on";
-  return on;
-}
+bool tiles_of_192_allowed() { return variant_is<Variant::streaming_tile_192>("on"); }
 
 int streaming_tile_rows(int64_t k, std::span<const StreamingWeight> ws) {
   int t256 = 0, t192 = 0, t128 = 0;

@@ -5,7 +5,7 @@
 #include "backend/elementwise/silu_gated_product.h"
 #include "backend/linear/linear.h"
 #include "backend/linear/linear_silu_gated_product.h"
-#include "core/env_switch.h"
+#include "backend/variants.h"
 
 namespace tf::cuda {
 
@@ -18,10 +18,10 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
 }
 
 // The streaming kernel's shares, where it runs (not under TF_GEMM=cublaslt) and where they are
-// more than one; TF_LINEAR_SHARES=0 offers none (to compare).
+// more than one; TF_LINEAR_SHARES=off offers none (to compare).
 int64_t linear_k_shares(int64_t rows, int64_t k, int64_t n) {
-  static const bool on = env_switch("TF_LINEAR_SHARES", {"1", "0"}) == "1";
-  if (!on || gemm_cublaslt_forced() || rows < 1 || rows > kStreamingRows) return 0;
+  if (variant_is<Variant::linear_shares>("off") || gemm_cublaslt_forced()) return 0;
+  if (rows < 1 || rows > kStreamingRows) return 0;
   return streaming_share_count(k, n);
 }
 
@@ -36,7 +36,7 @@ void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {
 // One streaming launch where the kernel applies (its geometry, no k shares, not TF_GEMM=cublaslt,
 // not TF_GATED_IN_PRODUCT=off); else the two products and the elementwise kernel: the same bytes.
 void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y) {
-  static const bool fused = env_switch("TF_GATED_IN_PRODUCT", {"on", "off"}) == "on";
+  const bool fused = variant_is<Variant::gated_in_product>("on");
   const int64_t n = x.dim(0), K = x.dim(1), N = w_gate.dim(0);
   if (n == 0 || N == 0) return;
   if (fused && !gemm_cublaslt_forced() && gemm_streaming_silu_gated(x.data, n, K, w_gate.data, w_up.data, N, y.data))

@@ -1,0 +1,192 @@
+#pragma once
+// The kernel variants a run may choose, for comparisons: one table, each row an environment
+// variable, its choices (the default first), what it chooses and whether every choice gives the
+// default's bytes. The environment is read once, at the first use, every row validated then; a
+// kernel then reads an int. Tests and benchmarks choose through variants::Override.
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace tf {
+
+enum class Variant : int {
+  gemm,
+  cuda_graph,
+  delta_rule,
+  attention,
+  streaming_l2,
+  linear_shares,
+  recurrence_layout,
+  streaming_tile_192,
+  cuda_pdl,
+  cuda_pdl_prep,
+  gated_in_product,
+  conv_tile,
+  conv_kernel,
+  split_operands,
+  channels_attention_kernel,
+  softmax_rows,
+  cpu_linear,
+  count
+};
+constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
+
+struct VariantRow {
+  Variant variant;
+  std::string_view env;
+  std::array<std::string_view, 4> choices;  // the default first; unused slots empty
+  std::string_view chooses;                 // one line: what the choices change
+  bool same_bytes;                          // false: other bytes, within the same contract
+};
+
+inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
+    {Variant::gemm, "TF_GEMM", {"auto", "cublaslt"},
+     "CUDA's bf16 products: `auto` the weight-streaming kernel up to 128 rows, cuBLASLt above; `cublaslt` cuBLASLt "
+     "at every row count (so no k shares and no gated product in the product's launch)",
+     false},
+    {Variant::cuda_graph, "TF_CUDA_GRAPH", {"on", "off"},
+     "`on`: the encoder's forward for a pack layout (up to 128 rows) seen a second time recorded as one CUDA graph, "
+     "then replayed; `off`: every forward launched kernel by kernel",
+     true},
+    {Variant::delta_rule, "TF_DELTA_RULE", {"auto", "recurrent", "chunked"},
+     "the gated delta rule's form: `auto` the chunked form (its products on the tensor cores as 3xTF32) for a "
+     "sequence of 128 tokens or more and the recurrence below; `recurrent` or `chunked` every sequence on that form",
+     false},
+    {Variant::attention, "TF_ATTENTION", {"auto", "mma"},
+     "the causal attention (tokens, heads): `auto` the wgmma kernel at head dims 64, 128 and 256, mma.sync at the "
+     "other tensor-core head dims, the scalar kernel otherwise; `mma` keeps the wgmma dims on mma.sync",
+     false},
+    {Variant::streaming_l2, "TF_STREAMING_L2", {"weights_first", "none"},
+     "the weight-streaming products' weights read evict-first from L2 (`weights_first`) or with L2's default "
+     "policy (`none`)",
+     true},
+    {Variant::linear_shares, "TF_LINEAR_SHARES", {"on", "off"},
+     "the encoder's out / o and down products: `on` leaves their fp32 k-share sums to the residual add, `off` adds "
+     "the k shares in a thread-block cluster",
+     false},
+    {Variant::recurrence_layout, "TF_RECURRENCE_LAYOUT", {"32x1", "16x1", "16x2"},
+     "the recurrent delta rule at key head dim 128: a lane holds 32 state rows of one column (4 row groups), or 16 "
+     "rows of one or two columns (twice as many warps, or as many)",
+     false},
+    {Variant::streaming_tile_192, "TF_STREAMING_TILE_192", {"on", "off"},
+     "`on`: the weight-streaming products take 192-row weight tiles where 256-row ones take one k share each and "
+     "leave SMs idle (the MLP's gate+up product on 128 blocks of 192 rows instead of 96 of 256); `off` keeps 256",
+     true},
+    {Variant::cuda_pdl, "TF_CUDA_PDL", {"on", "off"},
+     "`on`: the weight-streaming products launch as programmatic dependents of the kernel before them (their first "
+     "weight stage asked for while it finishes) and recorded work's tensors come from one arena; `off`: after it "
+     "ends, tensors from the stream-ordered pool",
+     true},
+    {Variant::cuda_pdl_prep, "TF_CUDA_PDL_PREP", {"on", "off"},
+     "`on` (with `TF_CUDA_PDL=on`): the DeltaNet prep launches as a dependent of its in-projection, starting once "
+     "the product's main loop is done; `off`: after the product ends",
+     true},
+    {Variant::gated_in_product, "TF_GATED_IN_PRODUCT", {"on", "off"},
+     "`on`: the MLP's gate and up products in one streaming launch whose tiles alternate eight rows of each, its "
+     "epilogue writing the silu-gated product; `off`: both products written out, then the gated product's kernel",
+     true},
+    {Variant::conv_tile, "TF_CONV_TILE", {"64", "128"},
+     "the mma.sync convolution kernel's block tile: 64 output positions (two blocks an SM) or 128 (one)", true},
+    {Variant::conv_kernel, "TF_CONV_KERNEL", {"auto", "mma"},
+     "the VAE's convolutions: `auto` the wgmma kernels where the input channels are a multiple of 64, mma.sync "
+     "otherwise; `mma` every one on mma.sync",
+     false},
+    {Variant::split_operands, "TF_SPLIT_OPERANDS", {"auto", "gather"},
+     "the VAE's wgmma products (convolutions, the channels attention's two): `auto` reads operands split beforehand "
+     "into bf16 hi and lo, channels last, through TMA where the shapes allow (a GroupNorm before a convolution "
+     "folded into that split); `gather` splits them in the kernel",
+     true},
+    {Variant::channels_attention_kernel, "TF_CHANNELS_ATTENTION_KERNEL", {"wgmma", "mma"},
+     "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "
+     "its operands)",
+     false},
+    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"auto", "strided"},
+     "the channels attention's softmax: `auto` holds rows of 4,096 or 16,384 scores in registers (one read), "
+     "`strided` reads every row three times",
+     true},
+    {Variant::cpu_linear, "TF_CPU_LINEAR", {"auto", "scalar", "avx2", "avx512"},
+     "the CPU's linear kernel: `auto` the widest the machine has; a named one where the machine has it, else the "
+     "widest it has",
+     true},
+}};
+
+namespace variants {
+
+constexpr int choice_count(const VariantRow& r) {
+  int n = 0;
+  while (n < int(r.choices.size()) && !r.choices[n].empty()) ++n;
+  return n;
+}
+
+constexpr const VariantRow& row(Variant v) { return kVariantTable[static_cast<size_t>(v)]; }
+
+// The index of `name` among v's choices, or -1.
+constexpr int choice_index(Variant v, std::string_view name) {
+  for (int i = 0; i < choice_count(row(v)); ++i)
+    if (row(v).choices[i] == name) return i;
+  return -1;
+}
+
+constexpr bool rows_in_enum_order() {
+  for (size_t i = 0; i < kVariantCount; ++i)
+    if (kVariantTable[i].variant != static_cast<Variant>(i) || choice_count(kVariantTable[i]) < 2) return false;
+  return true;
+}
+static_assert(rows_in_enum_order(), "kVariantTable: one row per Variant, in its order, each with two choices or more");
+
+using Choices = std::array<int, kVariantCount>;
+
+// Every row's choice as the environment gives it now: the default where unset or empty; a value
+// not among a row's choices is a tf::Error "NAME=value: expected a, b or c".
+Choices from_environment();
+
+// The choices in force now (recorded work is replayed only under the ones it was recorded under).
+Choices current();
+
+// Within its scope v takes `choice` (a tf::Error naming the variable and its choices if it is not
+// one); the previous choice comes back on destruction. Overrides nest; for one thread at a time.
+class Override {
+ public:
+  Override(Variant v, std::string_view choice);
+  ~Override();
+  Override(const Override&) = delete;
+  Override& operator=(const Override&) = delete;
+
+ private:
+  Variant v_;
+  int previous_;
+};
+
+// The table as markdown (README.md holds a copy, checked against it).
+std::string markdown();
+
+namespace detail {
+// The process's choices, the environment read and validated at the first call.
+int* chosen();
+}  // namespace detail
+
+}  // namespace variants
+
+// The choice in force for v: its index in v's row, 0 the default.
+inline int variant(Variant v) {
+  static int* const chosen = variants::detail::chosen();
+  return chosen[static_cast<int>(v)];
+}
+
+// A choice of row V named at compile time: a name not in the row does not compile.
+template <Variant V>
+struct ChoiceOf {
+  consteval ChoiceOf(const char* name) : index(variants::choice_index(V, name)) {
+    if (index < 0) throw "not a choice of this variant";
+  }
+  int index;
+};
+
+// Whether V's choice in force is the named one: variant_is<Variant::gemm>("cublaslt").
+template <Variant V>
+inline bool variant_is(ChoiceOf<V> choice) {
+  return variant(V) == choice.index;
+}
+
+}  // namespace tf
