@@ -8,7 +8,7 @@
 #   SKIP_VAE=1, SKIP_TORCH=1 leave those parts out; VAE_CHECK=1 adds vae_kernels_check (float64
 #   checks of both conv kernels, then the op sequence with wgmma on and off; the binary in BIN),
 #   VAE_TORCH=1 bench/vae_vs_torch at 512^2-2048^2, VAE_GATE=1 the 1024^2 reference gate
-#   (tf-idol-vae in BIN; diffusers importable for all three); BUDGET_S=N gives the encoder-against-torch
+#   (tf-flux2-vae in BIN; diffusers importable for all three); BUDGET_S=N gives the encoder-against-torch
 #   part whatever is left of N seconds (minus 15), so the logs are written before an outer limit.
 #   RELEASED_GATE=1 then makes a released-geometry case with transformers on the GPU and runs the
 #   reference gate on it; GEMM_COMPARE=1 times the projections with the streaming kernel and with
@@ -52,9 +52,9 @@ if [ "${SKIP_VAE:-0}" != 1 ]; then
     timeout 300 "$HERE/vae_vs_torch" "$BIN/bench_vae_cuda" "$WORK/vae_vs_torch" 512,1024,2048 3 2>&1 | tail -10 | tee "$OUT/vae_vs_torch.txt"
   fi
   if [ "${VAE_GATE:-0}" = 1 ]; then
-    { timeout 150 python3 "$ROOT/python/cases/idol_case.py" vae --model /tmp/vae-random --height 1024 --width 1024 \
+    { timeout 150 python3 "$ROOT/python/cases/flux2_vae_case.py" vae --model /tmp/vae-random --height 1024 --width 1024 \
         --ref-device cuda --bf16-device cuda --out "$WORK/vae-case.safetensors" 2>&1 | tail -2
-      timeout 90 "$BIN/tf-idol-vae" check --model /tmp/vae-random --case "$WORK/vae-case.safetensors" --device cuda; } \
+      timeout 90 "$BIN/tf-flux2-vae" check --model /tmp/vae-random --case "$WORK/vae-case.safetensors" --device cuda; } \
       > "$OUT/vae_gate.log" 2>&1
     tail -26 "$OUT/vae_gate.log"
   fi

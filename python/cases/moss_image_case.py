@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference cases for TensorFold's MOSS-Image prompt encoder gate (tf-moss-image-encoder check).
+"""Reference cases for TensorFold's MOSS-Image prompt encoder gate (tf-moss-image check encoder).
 
   moss_image_case.py encode --model DIR --out CASE.safetensors
       [--prompt TEXT ...] [--prompt-file F ...] [--token-counts 1,63,64,65,210]
@@ -9,14 +9,14 @@ The reference is transformers' Qwen3_5TextModel with eager attention and its tor
 paths (refused when flash-linear-attention, causal-conv1d or kernels would replace them). Two runs of
 the same weights: bf16 (as MOSS-Image runs it) and float32 (the bf16 weights widened, TF32 off).
 
-For every prompt k the case holds
-  p{k}.ids            I32  [n]                  the chat-formatted prompt's ids (raw text when asked)
-  p{k}.f32.hidden     F32  [L+1, n, hidden]     float32 run: the input of each step (layers 0..L-1,
-                                                then the final norm's input)
-  p{k}.f32.final      F32  [n, hidden]          float32 run: the final norm's rows
-  p{k}.bf16.step_out  BF16 [L+1, n, hidden]     bf16 model: each step alone on bf16(its float32 input)
-  p{k}.bf16.final     BF16 [n, hidden]          bf16 model: the whole prompt's final rows
-and metadata: the prompts (text + format), chat format, versions, and whether A_log and
+The case is python/cases/case_writer.py's format, component "moss_image.encoder". For every prompt k:
+  in.p{k}.ids             I32  [n]          the chat-formatted prompt's ids (raw text when asked)
+  in.p{k}.embeddings      F32  [n, hidden]  float32 run: layer 0's input
+  steps p{k}.layer.{i} (i < layers) and p{k}.norm, each with
+    f32.<step>            F32  [n, hidden]  float32 run: the step's output (the next step's input)
+    bf16.<step>           BF16 [n, hidden]  bf16 model: the step alone on bf16(its float32 input)
+  whole.p{k}.bf16         BF16 [n, hidden]  bf16 model: the whole prompt's final rows
+and metadata: the prompts (text + format), chat format, layers, hidden, and whether A_log and
 linear_attn.norm.weight were rounded to bf16 (transformers' bf16 load) or used as stored.
 """
 import argparse
@@ -25,13 +25,16 @@ import json
 import os
 import sys
 
+import tokenizers
 import torch
 import transformers
 from safetensors import safe_open
-from safetensors.torch import save_file
 from tokenizers import Tokenizer
 from transformers.models.qwen3_5 import modeling_qwen3_5 as qwen
 from transformers.models.qwen3_5.configuration_qwen3_5 import Qwen3_5TextConfig
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_writer import CaseWriter  # noqa: E402
 
 CHAT_PREFIX = "<|im_start|>user\n"
 CHAT_SUFFIX = "<|im_end|>\n<|im_start|>assistant\n<think>\n"
@@ -157,7 +160,9 @@ def run_case(args):
     bf = build_model(cfg, tensors, torch.bfloat16, args.keep_f32_params, device)
     f32 = build_model(cfg, tensors, torch.float32, args.keep_f32_params, device)
     L = cfg.num_hidden_layers
-    out, meta_prompts = {}, []
+    case = CaseWriter("moss_image.encoder", {"torch": torch.__version__, "transformers": transformers.__version__,
+                                             "tokenizers": tokenizers.__version__})
+    meta_prompts = []
     for k, (text, fmt) in enumerate(prompts):
         ids = encode_ids(tok, text, fmt)
         ids_t = torch.tensor([ids], dtype=torch.long, device=device)
@@ -193,27 +198,29 @@ def run_case(args):
         with torch.no_grad():
             final_bf = bf(input_ids=ids_t, use_cache=False).last_hidden_state[0]
         p = f"p{k}."
-        out[p + "ids"] = torch.tensor(ids, dtype=torch.int32)
-        out[p + "f32.hidden"] = torch.stack([x[0].float().cpu() for x in inputs]).contiguous()
-        out[p + "f32.final"] = final32.float().cpu().contiguous()
-        out[p + "bf16.step_out"] = torch.stack([x[0].to(torch.bfloat16).cpu() for x in outputs]).contiguous()
-        out[p + "bf16.final"] = final_bf.to(torch.bfloat16).cpu().contiguous()
+        case.input(p + "ids", torch.tensor(ids, dtype=torch.int32))
+        case.input(p + "embeddings", inputs[0][0].float().cpu().contiguous())
+        for i in range(L + 1):
+            name = p + (f"layer.{i}" if i < L else "norm")
+            f32_out = inputs[i + 1][0] if i < L else final32
+            case.step(name, f32_out.float().cpu().contiguous(), outputs[i][0].to(torch.bfloat16).cpu().contiguous())
+        case.whole(p + "bf16", final_bf.to(torch.bfloat16).cpu().contiguous())
         meta_prompts.append({"text": text, "format": fmt, "tokens": len(ids)})
         print(f"prompt {k}: {len(ids)} tokens ({fmt})", file=sys.stderr)
 
-    meta = {
-        "kind": "moss_image_encoder_case",
-        "prompts": json.dumps(meta_prompts, ensure_ascii=False),
+    small = "as_stored" if args.keep_f32_params else "rounded_bf16"
+    for key, value in {
+        "prompts": meta_prompts,
         "chat_prefix": CHAT_PREFIX, "chat_suffix": CHAT_SUFFIX,
-        "torch": torch.__version__, "transformers": transformers.__version__,
-        "small_params": "as_stored" if args.keep_f32_params else "rounded_bf16",
+        "small_params": small,
         "attn_implementation": "eager",
         "delta_rule": "transformers torch_chunk_gated_delta_rule" + (" (fast kernels present: " + ",".join(fast) + ")" if fast else ""),
         "device": str(device), "checkpoint_layout": prefix or "(top level)",
         "layers": str(L), "hidden": str(cfg.hidden_size),
-    }
-    save_file(out, args.out, metadata=meta)
-    print(f"wrote {args.out}: {len(prompts)} prompts, {L} layers + final norm, small params {meta['small_params']}",
+    }.items():
+        case.meta(key, value)
+    case.write(args.out)
+    print(f"wrote {args.out}: {len(prompts)} prompts, {L} layers + final norm, small params {small}",
           file=sys.stderr)
 
 

@@ -1,7 +1,7 @@
 // The MOSS-Image encoder on CUDA against the same encoder on the CPU (the tiny checkpoints made by
 // transformers): each step alone and the whole packed forward agree to bf16 rounding noise, and
 // the CUDA run repeats byte for byte. The reference gate itself runs through
-// tf-moss-image-encoder check --device cuda on the GPU machine.
+// tf-moss-image check encoder --device cuda on the GPU machine.
 #include <algorithm>
 #include <cstring>
 #include <random>

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "check/idol_vae_gate.h"
+#include "check/gate/flux2_vae.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "families/flux2_vae/model.h"
@@ -151,39 +151,50 @@ TEST(Flux2VaePosterior, ClampsLogvarAndKeepsNan) {
   EXPECT_EQ(mean.ptr<float>()[2], 3.0f);
 }
 
-tf::check::VaeGateReport gate(const std::string& cs, const std::string& plant) {
+tf::check::gate::GateReport gate(const std::string& cs, const std::string& plant, std::string* log_text = nullptr) {
   static const Vae v = Vae::load(kTiny, tf::Device::CPU);
   std::ostringstream log;
-  auto r = tf::check::run_vae_gate(v, cs, {plant}, log);
+  auto r = tf::check::gate::run_flux2_vae_gate(v, cs, tf::check::gate::Plant::parse(plant, tf::check::gate::flux2_vae_plants()), log);
+  if (log_text) *log_text = log.str();
   return r;
 }
 
-TEST(Flux2VaeGate, TinyCasesPassWithEveryStageChecked) {
+TEST(Flux2VaeGate, TinyCasesPassWithEveryStepChecked) {
   for (const std::string& cs : {kCase32, kCase48x64}) {
-    const auto r = gate(cs, "");
-    EXPECT_TRUE(r.pass) << cs;
-    EXPECT_EQ(r.stages.size(), 16u);
-    EXPECT_TRUE(r.repeat_pass);
-    EXPECT_LE(r.picture_max_level_difference, 1);
-    for (const auto& s : r.stages) EXPECT_LT(s.ours.worst_row, 1e-4) << s.name;  // fp32-class
+    std::string log;
+    const auto r = gate(cs, "", &log);
+    EXPECT_TRUE(r.passed()) << cs << "\n" << log;
+    EXPECT_EQ(r.steps.size(), 16u);
+    EXPECT_TRUE(r.repeat_same);
+    EXPECT_FALSE(r.packing_same.has_value());
+    ASSERT_NE(r.fact("picture"), nullptr);
+    EXPECT_TRUE(r.fact("picture")->ok);
+    for (const auto& s : r.steps) EXPECT_LT(s.verdict.ours.worst_row, 1e-4) << s.name;  // fp32-class
+    EXPECT_NE(log.find(", repeat identical, packing -, picture "), std::string::npos) << log;
   }
 }
 
-TEST(Flux2VaeGate, PlantedTwoPercentRowErrorFails) {
-  const auto r = gate(kCase32, "row-error");
-  EXPECT_FALSE(r.pass);
-  const auto r2 = gate(kCase48x64, "row-error@enc.conv_in");
-  EXPECT_FALSE(r2.pass);
-  EXPECT_FALSE(r2.stages[0].pass);
+TEST(Flux2VaeGate, PlantedRowFails) {
+  const auto r = gate(kCase32, "row");
+  EXPECT_FALSE(r.passed());
+  EXPECT_FALSE(r.step("tokens.sample")->verdict.pass);  // the default step
+  const auto r2 = gate(kCase48x64, "row@enc.conv_in");
+  EXPECT_FALSE(r2.passed());
+  EXPECT_FALSE(r2.steps[0].verdict.pass);
+  EXPECT_TRUE(r2.step("dec.out")->verdict.pass);
 }
 
 TEST(Flux2VaeGate, PlantedNonZeroPaddingRowFails) {
   const auto r = gate(kCase32, "padding-row");
-  EXPECT_FALSE(r.pass);
-  for (const auto& s : r.stages)
-    if (s.name == "tokens.sample") {
-      EXPECT_TRUE(std::isinf(s.ours.worst_row));
-    }
+  EXPECT_FALSE(r.passed());
+  EXPECT_TRUE(std::isinf(r.step("tokens.sample")->verdict.ours.worst_row));
+}
+
+TEST(Flux2VaeGate, PlantedDifferingRepeatFails) {
+  const auto r = gate(kCase32, "repeat");
+  EXPECT_FALSE(r.passed());
+  EXPECT_FALSE(r.repeat_same);
+  EXPECT_TRUE(r.steps_pass());
 }
 
 }  // namespace
@@ -231,7 +242,7 @@ TEST(Flux2VaeWeights, BflLayoutLoadsToTheSameModel) {
   const Vae a = Vae::load(kTiny, tf::Device::CPU), b = Vae::load(dst, tf::Device::CPU);
   EXPECT_EQ(b.weights().layout, Layout::BFL);
   std::ostringstream log;
-  EXPECT_TRUE(tf::check::run_vae_gate(b, kCase32, {}, log).pass) << log.str();
+  EXPECT_TRUE(tf::check::gate::run_flux2_vae_gate(b, kCase32, {}, log).passed()) << log.str();
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ using namespace tf::hostile;
 
 namespace {
 
-constexpr const char* kVae = "tf-idol-vae";
+constexpr const char* kVae = "tf-flux2-vae";
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 struct SizeCase {
@@ -190,7 +190,7 @@ TEST(ToolSizes, DecodeEstimateBoundsTheMeasuredPeak) {
   c.write_latents(96, 96);
   const auto [base, base_code] = peak_of([] { return run_program(kVae, {"--help"}); });
   const auto [peak, code] = peak_of([&] { return c.decode(); });
-  ASSERT_EQ(base_code, 0) << "tf-idol-vae --help";
+  ASSERT_EQ(base_code, 0) << "tf-flux2-vae --help";
   ASSERT_EQ(code, 0) << "the 768x768 decode failed (run it by hand for its error)";
   ASSERT_GT(base, 0.0);
   const double measured = peak - base;

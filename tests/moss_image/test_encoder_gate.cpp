@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "check/encoder_gate.h"
+#include "check/gate/encoder.h"
 #include "core/error.h"
 #include "families/moss_image/encoder/prompt_encoder.h"
 #include "io/safetensors.h"
@@ -22,59 +22,89 @@ const std::string kData = TF_TEST_DATA;
 const std::string kCaseA = kData + "/moss-image-cases/tiny-default.safetensors";
 const std::string kCaseB = kData + "/moss-image-cases/tiny-b-f32-params.safetensors";
 
-check::EncoderGateReport gate(const std::string& model, const std::string& case_path,
-                              check::EncoderGateOptions::Plant plant = check::EncoderGateOptions::Plant::None,
-                              std::string* log = nullptr) {
-  auto enc = moss_image::PromptEncoder::load(model, {Device::CPU, check::case_rounds_small_params(case_path)});
-  check::EncoderGateOptions o;
+check::gate::GateReport gate(const std::string& model, const std::string& case_path, const std::string& plant = "",
+                             std::string* log = nullptr) {
+  auto enc = moss_image::PromptEncoder::load(model, {Device::CPU, check::gate::encoder_case_rounds_small_params(case_path)});
+  check::gate::EncoderGateOptions o;
   o.case_path = case_path;
-  o.plant = plant;
+  o.plant = check::gate::Plant::parse(plant);
   o.tokenize = [&](const std::string& t, bool chat) { return enc.tokenize(t, chat); };
   std::ostringstream out;
-  auto r = check::run_encoder_gate(enc.encoder(), o, out);
+  auto r = check::gate::run_encoder_gate(enc.encoder(), o, out);
   if (log) *log = out.str();
   return r;
 }
+
+bool ids_match(const check::gate::GateReport& r) { return r.fact("ids") && r.fact("ids")->ok; }
 
 }  // namespace
 
 TEST(EncoderGate, TinyDefaultCasePasses) {
   std::string log;
-  auto r = gate(kData + "/tiny-pipeline", kCaseA, check::EncoderGateOptions::Plant::None, &log);
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, "", &log);
   EXPECT_TRUE(r.passed()) << log;
   EXPECT_EQ(r.steps.size(), 5u * 5u);  // 5 prompts x (4 layers + final norm)
+  EXPECT_EQ(r.steps[4].name, "p0.norm");
   EXPECT_LE(r.max_ratio, 1.0);
   EXPECT_GT(r.mean_ratio, 0.0);
+  EXPECT_TRUE(ids_match(r) && r.repeat_same && r.packing_same.value_or(false));
+  EXPECT_NE(log.find("\nPASS: 25 steps, ratio to limit mean "), std::string::npos) << log;
+  EXPECT_NE(log.find(", repeat identical, packing identical, ids match\n"), std::string::npos) << log;
 }
 
 TEST(EncoderGate, TinyBCaseWithF32ParamsPasses) {
   std::string log;
-  auto r = gate(kData + "/moss-tiny-b", kCaseB, check::EncoderGateOptions::Plant::None, &log);
+  auto r = gate(kData + "/moss-tiny-b", kCaseB, "", &log);
   EXPECT_TRUE(r.passed()) << log;
   EXPECT_EQ(r.steps.size(), 5u * 7u);
 }
 
-TEST(EncoderGate, OneRowFivePercentOffFails) {
-  auto r = gate(kData + "/tiny-pipeline", kCaseA, check::EncoderGateOptions::Plant::RowOff);
+TEST(EncoderGate, OneRowFarOffFails) {
+  std::string log;
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, "row", &log);
   EXPECT_FALSE(r.passed());
-  EXPECT_FALSE(r.steps_pass);
-  EXPECT_TRUE(r.ids_match && r.repeat_same);
+  EXPECT_FALSE(r.steps_pass());
+  ASSERT_NE(r.step("p0.layer.2"), nullptr);
+  EXPECT_FALSE(r.step("p0.layer.2")->verdict.pass);  // the default: prompt 0's middle step
+  EXPECT_TRUE(ids_match(r) && r.repeat_same);
+  EXPECT_NE(log.find("\nFAIL: 25 steps"), std::string::npos) << log;
+  EXPECT_NE(log.find(", planted row@p0.layer.2\n"), std::string::npos) << log;
+}
+
+TEST(EncoderGate, OneRowOfANamedStepFails) {
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, "row@p4.norm");
+  EXPECT_FALSE(r.passed());
+  for (const auto& s : r.steps) EXPECT_EQ(s.verdict.pass, s.name != "p4.norm") << s.name;
+}
+
+TEST(EncoderGate, RowPlantOnAStepTheCaseLacksIsRefused) {
+  try {
+    gate(kData + "/tiny-pipeline", kCaseA, "row@p9.norm");
+    FAIL() << "a plant on a missing step ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--plant row@p9.norm"), std::string::npos) << e.what();
+  }
 }
 
 TEST(EncoderGate, DifferingRepeatFails) {
-  auto r = gate(kData + "/tiny-pipeline", kCaseA, check::EncoderGateOptions::Plant::DifferingRepeat);
+  std::string log;
+  auto r = gate(kData + "/tiny-pipeline", kCaseA, "repeat", &log);
   EXPECT_FALSE(r.passed());
   EXPECT_FALSE(r.repeat_same);
-  EXPECT_TRUE(r.steps_pass);
+  EXPECT_TRUE(r.steps_pass());
+  EXPECT_NE(log.find(", repeat DIFFERS, packing identical"), std::string::npos) << log;
 }
 
 TEST(EncoderGate, DifferentIdsFail) {
   auto enc = moss_image::PromptEncoder::load(kData + "/tiny-pipeline", {Device::CPU, true});
-  check::EncoderGateOptions o;
+  check::gate::EncoderGateOptions o;
   o.case_path = kCaseA;
   o.tokenize = [&](const std::string& t, bool chat) { return enc.tokenize(t + " ", chat); };
   std::ostringstream out;
-  EXPECT_FALSE(check::run_encoder_gate(enc.encoder(), o, out).ids_match);
+  const auto r = check::gate::run_encoder_gate(enc.encoder(), o, out);
+  EXPECT_FALSE(ids_match(r));
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(out.str().find(", ids DIFFER\n"), std::string::npos) << out.str();
 }
 
 TEST(PromptEncoder, PromptLongerThanTheModelsMaximumIsRefused) {
@@ -95,11 +125,11 @@ TEST(PromptEncoder, PromptLongerThanTheModelsMaximumIsRefused) {
 
 TEST(EncoderGate, CaseForAnotherModelIsRefused) {
   auto enc = moss_image::PromptEncoder::load(kData + "/moss-tiny-b", {Device::CPU, true});
-  check::EncoderGateOptions o;
+  check::gate::EncoderGateOptions o;
   o.case_path = kCaseA;
   o.tokenize = [&](const std::string& t, bool chat) { return enc.tokenize(t, chat); };
   std::ostringstream out;
-  EXPECT_THROW(check::run_encoder_gate(enc.encoder(), o, out), Error);
+  EXPECT_THROW(check::gate::run_encoder_gate(enc.encoder(), o, out), Error);
 }
 
 TEST(EncodeTool, WritesIdsAndRowsAndPacksTheNegative) {

@@ -1,26 +1,29 @@
 #!/usr/bin/env python3
-"""Writes reference cases for TensorFold's gates, from the reference implementations.
+"""Writes reference cases for TensorFold's FLUX.2 VAE gate (tf-flux2-vae check).
 
-`vae`: diffusers' AutoencoderKLFlux2 and the FLUX.2 pipeline's latent helpers. A case holds
-  input.image   U8  [H, W, 3]   the picture (synthetic, or --image PNG)
-  input.noise   F32 [Cz, H/8, W/8]  the posterior noise (seeded normal)
-  input.latents F32 [Cz, H/8, W/8]  the decoder's input: float64's posterior sample rounded to fp32
-  ref.<stage>   F64  float64 torch (CPU) output of each stage, each stage fed by the previous
-                    stage's float64 output (the first by the picture, the decoder's by input.latents)
-  bf16.<stage>  BF16 torch bf16's output of the same stage run alone on the float64 input rounded
+`vae`: diffusers' AutoencoderKLFlux2 and the FLUX.2 pipeline's latent helpers. The case is
+python/cases/case_writer.py's format, component "flux2_vae":
+  in.image      U8  [H, W, 3]   the picture (synthetic, or --image PNG)
+  in.noise      F32 [Cz, H/8, W/8]  the posterior noise (seeded normal)
+  in.latents    F32 [Cz, H/8, W/8]  the decoder's input: float64's posterior sample rounded to fp32
+  f32.<step>    F64  float64 torch (CPU) output of each step, each step fed by the previous step's
+                    float64 output (the first by the picture, the decoder's by in.latents)
+  bf16.<step>   BF16 torch bf16's output of the same step run alone on the float64 input rounded
                     to bf16 (the gate's yardstick)
-  ref.picture   U8  [H, W, 3]  the float64 decode as the pipeline's postprocess makes it
-Stages (metadata "stages"): enc.conv_in, enc.down.0-3, enc.mid, enc.moments (norm, SiLU, conv_out,
+  whole.picture U8  [H, W, 3]  the float64 decode as the pipeline's postprocess makes it
+Steps (metadata "steps"): enc.conv_in, enc.down.0-3, enc.mid, enc.moments (norm, SiLU, conv_out,
 quant_conv), tokens.sample (Idol's feature2: five zero rows then the normalised 2x2-patch tokens of
 mean + std * noise), tokens.mean (the pipeline's argmax), dec.conv_in (post_quant_conv, conv_in),
 dec.mid, dec.up.0-3, dec.out (norm, SiLU, conv_out).
 
-Usage: python3 python/cases/idol_case.py vae --model DIR --height 32 --width 32 --out C.safetensors
+Usage: python3 python/cases/flux2_vae_case.py vae --model DIR --height 32 --width 32 --out C.safetensors
          [--image I.png] [--seed 0] [--bf16-device cpu|cuda] [--write-png P.png] [--write-noise N.safetensors]
 """
 import argparse
 import json
+import os
 import pathlib
+import sys
 
 import numpy as np
 import torch
@@ -30,6 +33,9 @@ import diffusers
 from diffusers import AutoencoderKLFlux2
 from diffusers.models.autoencoders.vae import DiagonalGaussianDistribution
 from diffusers.pipelines.flux2.pipeline_flux2 import Flux2Pipeline
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_writer import CaseWriter  # noqa: E402
 
 
 def vae_folder(model: str) -> pathlib.Path:
@@ -111,17 +117,19 @@ def vae_case(args):
     cz = cfg.latent_channels
     noise = torch.randn((1, cz, h // 8, w // 8), generator=torch.Generator().manual_seed(args.seed + 1),
                         dtype=torch.float32)
-    out = {"input.image": torch.from_numpy(pic.copy()), "input.noise": noise[0].contiguous()}
-    names = []
+    config = {k: v for k, v in dict(cfg).items() if not k.startswith("_")}
+    case = CaseWriter("flux2_vae", {"diffusers": diffusers.__version__, "torch": torch.__version__},
+                      height=str(h), width=str(w), seed=str(args.seed), bf16_device=args.bf16_device,
+                      ref_device=args.ref_device, config=json.dumps(config, default=str))
+    case.input("image", torch.from_numpy(pic.copy()))
+    case.input("noise", noise[0].contiguous())
 
     def run(stages, x64):
         for name, fn in stages:
             with torch.no_grad():
                 y64 = fn(x64.to(args.ref_device)).cpu()
                 y16 = dict(low_stages)[name](x64.to(torch.bfloat16).to(args.bf16_device))
-            out[f"ref.{name}"] = y64[0].contiguous()
-            out[f"bf16.{name}"] = y16[0].float().cpu().to(torch.bfloat16).contiguous()
-            names.append(name)
+            case.step(name, y64[0].contiguous(), y16[0].float().cpu().to(torch.bfloat16).contiguous())
             x64 = y64
         return x64
 
@@ -133,27 +141,23 @@ def vae_case(args):
         f_mean, _ = feature2(moments, noise.double(), bn_mean, bn_var, eps, False)
         m16 = moments.to(torch.bfloat16)
         f16, _ = feature2(m16, noise, low.bn.running_mean.cpu(), low.bn.running_var.cpu(), eps, True)
-    out["ref.tokens.sample"], out["bf16.tokens.sample"] = f_sample, f16.to(torch.bfloat16).contiguous()
-    out["ref.tokens.mean"] = f_mean
-    names += ["tokens.sample", "tokens.mean"]
+    case.step("tokens.sample", f_sample.contiguous(), f16.to(torch.bfloat16).contiguous())
+    case.step("tokens.mean", f_mean.contiguous())
     latents = z64.float()
-    out["input.latents"] = latents[0].contiguous()
+    case.input("latents", latents[0].contiguous())
     picture = run(decoder_stages(ref), latents.double())
-    out["ref.picture"] = torch.from_numpy(to_picture(picture).copy())
-    meta = {"kind": "idol-vae", "height": str(h), "width": str(w), "seed": str(args.seed),
-            "stages": ",".join(names), "reference": f"diffusers {diffusers.__version__}, torch {torch.__version__}",
-            "bf16_device": args.bf16_device, "ref_device": args.ref_device, "config": json.dumps({k: v for k, v in dict(cfg).items() if not k.startswith("_")}, default=str)}
-    save_file({k: v.contiguous() for k, v in out.items()}, args.out, metadata=meta)
+    case.whole("picture", torch.from_numpy(to_picture(picture).copy()))
+    case.write(args.out)
     if args.write_png:
         from PIL import Image
         Image.fromarray(pic).save(args.write_png)
     if args.write_noise:
         save_file({"noise": noise[0].contiguous()}, args.write_noise)
-    print(f"wrote {args.out}: {h}x{w}, {len(names)} stages")
+    print(f"wrote {args.out}: {h}x{w}, {len(case.steps)} steps")
 
 
 def main():
-    ap = argparse.ArgumentParser(description="TensorFold reference cases")
+    ap = argparse.ArgumentParser(description="TensorFold reference cases for the FLUX.2 VAE")
     sub = ap.add_subparsers(dest="what", required=True)
     v = sub.add_parser("vae", help="FLUX.2 VAE case (diffusers AutoencoderKLFlux2)")
     v.add_argument("--model", required=True, help="pipeline folder or its vae/ folder")

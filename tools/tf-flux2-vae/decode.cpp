@@ -1,4 +1,4 @@
-// tf-idol-vae decode: latents (or normalised tokens) -> picture.
+// tf-flux2-vae decode: latents (or normalised tokens) -> picture.
 #include <chrono>
 #include <cstdio>
 

@@ -1,4 +1,4 @@
-// tf-idol-vae encode/decode on a damaged copy of the embedded tiny pipeline: every failure is one
+// tf-flux2-vae encode/decode on a damaged copy of the embedded tiny pipeline: every failure is one
 // clear line naming the file, tensor or flag, a non-zero exit and no output left behind.
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@ using Json = nlohmann::json;
 
 namespace {
 
-constexpr const char* kProgram = "tf-idol-vae";
+constexpr const char* kProgram = "tf-flux2-vae";
 
 struct VaeCase {
   Scratch s;
@@ -66,7 +66,7 @@ struct VaeCase {
 
 }  // namespace
 
-TEST(ToolIdolVae, IntactPipelineEncodes) {
+TEST(ToolFlux2Vae, IntactPipelineEncodes) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_ok");
   RunResult r = c.encode();
@@ -74,21 +74,21 @@ TEST(ToolIdolVae, IntactPipelineEncodes) {
   EXPECT_TRUE(fs::exists(c.out));
 }
 
-TEST(ToolIdolVae, MissingModelFolder) {
+TEST(ToolFlux2Vae, MissingModelFolder) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_nofolder");
   fs::remove_all(c.model);
   c.expect_encode_fails({c.model.string()});
 }
 
-TEST(ToolIdolVae, MissingVaeSubfolder) {
+TEST(ToolFlux2Vae, MissingVaeSubfolder) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_nosub");
   fs::remove_all(c.vae_dir);
   c.expect_encode_fails({"vae"});
 }
 
-TEST(ToolIdolVae, TruncatedWeights) {
+TEST(ToolFlux2Vae, TruncatedWeights) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_trunc");
   std::string b = read_bytes(c.weights);
@@ -98,7 +98,7 @@ TEST(ToolIdolVae, TruncatedWeights) {
   c.expect_encode_fails({c.weights.filename().string(), "too short"});
 }
 
-TEST(ToolIdolVae, HeaderLengthPastTheEndOr2To63) {
+TEST(ToolFlux2Vae, HeaderLengthPastTheEndOr2To63) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_hlen");
   std::string b = read_bytes(c.weights);
@@ -108,7 +108,7 @@ TEST(ToolIdolVae, HeaderLengthPastTheEndOr2To63) {
   }
 }
 
-TEST(ToolIdolVae, HeaderNotJson) {
+TEST(ToolFlux2Vae, HeaderNotJson) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_notjson");
   std::string b = read_bytes(c.weights);
@@ -117,7 +117,7 @@ TEST(ToolIdolVae, HeaderNotJson) {
   c.expect_encode_fails({c.weights.filename().string(), "not valid JSON"});
 }
 
-TEST(ToolIdolVae, OffsetsReversedOverlappingOrPastTheEnd) {
+TEST(ToolFlux2Vae, OffsetsReversedOverlappingOrPastTheEnd) {
   TF_REQUIRE_PROGRAM(kProgram);
   {
     VaeCase c("vae_reversed");
@@ -152,7 +152,7 @@ TEST(ToolIdolVae, OffsetsReversedOverlappingOrPastTheEnd) {
   }
 }
 
-TEST(ToolIdolVae, ShapeDisagreesWithByteSize) {
+TEST(ToolFlux2Vae, ShapeDisagreesWithByteSize) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_shape_bytes");
   std::string name;
@@ -163,7 +163,7 @@ TEST(ToolIdolVae, ShapeDisagreesWithByteSize) {
   c.expect_encode_fails({c.weights.filename().string(), name, "bytes"});
 }
 
-TEST(ToolIdolVae, UnknownDtype) {
+TEST(ToolFlux2Vae, UnknownDtype) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_dtype");
   std::string name;
@@ -174,14 +174,14 @@ TEST(ToolIdolVae, UnknownDtype) {
   c.expect_encode_fails({c.weights.filename().string(), name, "unknown dtype \"F8_E4M3\""});
 }
 
-TEST(ToolIdolVae, MissingTensor) {
+TEST(ToolFlux2Vae, MissingTensor) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_missing");
   c.edit_header([](Json& h) { h.erase("encoder.conv_in.weight"); });
   c.expect_encode_fails({"encoder.conv_in.weight"});
 }
 
-TEST(ToolIdolVae, MisShapedTensor) {
+TEST(ToolFlux2Vae, MisShapedTensor) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_misshaped");
   // same bytes, axes swapped: the file is valid, the VAE must refuse the tensor by name
@@ -192,7 +192,7 @@ TEST(ToolIdolVae, MisShapedTensor) {
   c.expect_encode_fails({"encoder.conv_in.weight", "expected"});
 }
 
-TEST(ToolIdolVae, InconsistentGeometry) {
+TEST(ToolFlux2Vae, InconsistentGeometry) {
   TF_REQUIRE_PROGRAM(kProgram);
   {
     VaeCase c("vae_groups");
@@ -216,7 +216,7 @@ TEST(ToolIdolVae, InconsistentGeometry) {
   }
 }
 
-TEST(ToolIdolVae, CorruptOrTruncatedPicture) {
+TEST(ToolFlux2Vae, CorruptOrTruncatedPicture) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_png");
   std::string png = read_bytes(c.image);
@@ -232,14 +232,14 @@ TEST(ToolIdolVae, CorruptOrTruncatedPicture) {
   c.expect_encode_fails({c.image.string()});
 }
 
-TEST(ToolIdolVae, SizeNotAMultipleOf16) {
+TEST(ToolFlux2Vae, SizeNotAMultipleOf16) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_size16");
   VaeCase::write_picture(c.image, 24, 32);
   c.expect_encode_fails({c.image.string(), "multiples of 16"});
 }
 
-TEST(ToolIdolVae, AbsurdPictureSize) {
+TEST(ToolFlux2Vae, AbsurdPictureSize) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_absurd");
   // a valid 100000x100000 IHDR and no pixels: refused stating its size and the limit
@@ -249,7 +249,7 @@ TEST(ToolIdolVae, AbsurdPictureSize) {
   c.expect_encode_fails({c.image.string(), "16400x16", "16384"});
 }
 
-TEST(ToolIdolVae, NoiseOfTheWrongShape) {
+TEST(ToolFlux2Vae, NoiseOfTheWrongShape) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_noise");
   VaeCase::write_noise(c.noise, {32, 4, 8});
@@ -262,7 +262,7 @@ TEST(ToolIdolVae, NoiseOfTheWrongShape) {
   c.expect_encode_fails({c.noise.string()});
 }
 
-TEST(ToolIdolVae, UnwritableOutput) {
+TEST(ToolFlux2Vae, UnwritableOutput) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_unwritable");
   fs::path out = c.s / "no-such-folder" / "out.safetensors";
@@ -277,7 +277,7 @@ TEST(ToolIdolVae, UnwritableOutput) {
   expect_clean_failure(r, kProgram, {out.string()}, {});
 }
 
-TEST(ToolIdolVae, DecodeBadLatentsAndUnwritablePicture) {
+TEST(ToolFlux2Vae, DecodeBadLatentsAndUnwritablePicture) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_decode");
   fs::path lat = c.s / "latents.safetensors", png = c.s / "out.png";
@@ -293,7 +293,7 @@ TEST(ToolIdolVae, DecodeBadLatentsAndUnwritablePicture) {
   expect_clean_failure(r, kProgram, {"--height"}, {png});
 }
 
-TEST(ToolIdolVae, BadFlags) {
+TEST(ToolFlux2Vae, BadFlags) {
   TF_REQUIRE_PROGRAM(kProgram);
   VaeCase c("vae_flags");
   RunResult r = run_program(kProgram, {"encode", "--model", c.model.string(), "--out", c.out.string()});

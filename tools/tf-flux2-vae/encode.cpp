@@ -1,4 +1,4 @@
-// tf-idol-vae encode: picture -> Idol's feature2 (F32 [5 + H*W/256, 128]).
+// tf-flux2-vae encode: picture -> Idol's feature2 (F32 [5 + H*W/256, 128]).
 #include <chrono>
 #include <cstdio>
 

@@ -1,5 +1,0 @@
-#include "common/command.h"
-
-int main(int argc, char** argv) {
-  return tf::tools::run_tool(argc, argv, "tf-idol-vae", "FLUX.2 VAE: Idol's feature2 encoder, the picture decoder and their reference gate");
-}

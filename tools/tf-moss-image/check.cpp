@@ -1,0 +1,50 @@
+// tf-moss-image check COMPONENT: a component's stepwise reference gate on a case from
+// python/cases/; exit 0 when every gate passes, 1 otherwise.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "backend/device/device.h"
+#include "check/gate/encoder.h"
+#include "common/command.h"
+#include "common/plant_flag.h"
+#include "families/moss_image/encoder/prompt_encoder.h"
+
+namespace {
+
+int check_encoder(const std::string& model, const std::string& case_path, tf::Device device,
+                  const tf::check::gate::Plant& plant) {
+  const bool rounded = tf::check::gate::encoder_case_rounds_small_params(case_path);
+  auto enc = tf::moss_image::PromptEncoder::load(model, {device, rounded});
+  std::cout << "encoder: " << enc.encoder().config().summary() << " on " << tf::device_name(device) << "\n";
+  tf::check::gate::EncoderGateOptions opt;
+  opt.case_path = case_path;
+  opt.tokenize = [&enc](const std::string& text, bool chat) { return enc.tokenize(text, chat); };
+  opt.plant = plant;
+  return tf::check::gate::run_encoder_gate(enc.encoder(), opt, std::cout).passed() ? 0 : 1;
+}
+
+tf::tools::RegisterCommand reg("check", "Gate a component against a reference case (exit 1 on failure)", [](CLI::App& c) {
+  struct Opts {
+    std::string component, model, case_path, device = "cpu";
+  };
+  auto o = std::make_shared<Opts>();
+  auto plant = std::make_shared<tf::check::gate::Plant>();
+  c.add_option("component", o->component, "the component: encoder")
+      ->required()
+      ->check(CLI::Validator(
+          [](const std::string& v) -> std::string {
+            return v == "encoder" ? "" : "unknown component \"" + v + "\" (expected encoder)";
+          },
+          "COMPONENT"));
+  c.add_option("--model", o->model, "pipeline folder (model_index.json) or the component's folder")->required();
+  c.add_option("--case", o->case_path, "case .safetensors from python/cases/ (moss_image_case.py encode for the encoder)")
+      ->required();
+  c.add_option("--device", o->device, "cpu or cuda");
+  tf::tools::add_plant_flag(c, plant);
+  return [o, plant]() -> int {
+    return check_encoder(o->model, o->case_path, tf::select_device(o->device), *plant);
+  };
+});
+
+}  // namespace
