@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 #include "backend/variants.h"
 
 using bf16 = __nv_bfloat16;

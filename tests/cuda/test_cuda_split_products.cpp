@@ -16,7 +16,7 @@
 #ifdef TF_HAVE_CUDA
 #include <cuda_bf16.h>
 
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 #endif
 
 namespace tf {

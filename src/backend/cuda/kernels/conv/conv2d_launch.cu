@@ -6,7 +6,7 @@
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 #include "backend/variants.h"
 
 namespace tf::cuda {

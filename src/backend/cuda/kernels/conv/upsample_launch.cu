@@ -1,6 +1,6 @@
 // Nearest 2x upsample: each thread reads one input value and writes its 2 x 2 block.
 #include "backend/cuda/runtime/launch_check.h"
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 
 namespace tf::cuda {
 

@@ -1,6 +1,6 @@
 // Elementwise fp32 sum, one rounding: y = a + b (y may alias a or b).
 #include "backend/cuda/runtime/launch_check.h"
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 
 namespace tf::cuda {
 

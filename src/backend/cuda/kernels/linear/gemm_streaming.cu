@@ -45,7 +45,7 @@ constexpr size_t kSmemLimit = 227 * 1024;
 constexpr size_t kBarrierBytes = 64;  // one mbarrier per stage
 constexpr size_t stage_bytes(int n8, int bn) { return size_t(bn + 8 * n8) * BK * 2; }
 // As many stages as shared memory holds, at most 5 of 256-row tiles and 6 of 128- or 192-row ones:
-// more and fewer were slower (docs/perf/encoder.md, v18 and v19).
+// more and fewer were slower (measured: docs/perf/encoder).
 constexpr int max_stages(int bn) { return bn == 256 ? 5 : 6; }
 constexpr int stages_for(int n8, int bn) {
   return int(std::min<size_t>(max_stages(bn), (kSmemLimit - 1024 - kBarrierBytes) / stage_bytes(n8, bn)));
@@ -53,7 +53,7 @@ constexpr int stages_for(int n8, int bn) {
 constexpr int kMaxSplits = 8;  // a portable cluster
 // Weight stages a product launched as a dependent asks for before the kernel before it has
 // finished: one hides the first data's latency; all of them queue ahead of that kernel's own reads
-// and slow it (docs/perf/encoder.md, v26).
+// and slow it (measured: docs/perf/encoder).
 constexpr int kEarlyWeightStages = 1;
 // A 64-row A tile or two a warpgroup: two warpgroups, or three for 192-row tiles (one tile each, so
 // no warpgroup's MMAs wait on a branch).

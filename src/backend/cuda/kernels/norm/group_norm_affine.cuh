@@ -4,7 +4,7 @@
 // double rounded once to fp32 (as the CPU backend), then SiLU in fp32.
 #include <cuda_bf16.h>
 
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 
 namespace tf::cuda {
 

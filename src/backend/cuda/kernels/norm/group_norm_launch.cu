@@ -5,7 +5,7 @@
 
 #include "backend/cuda/kernels/norm/group_norm_affine.cuh"
 #include "backend/cuda/runtime/launch_check.h"
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 
 namespace tf::cuda {
 

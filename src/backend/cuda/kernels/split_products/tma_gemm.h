@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 
 namespace tf::cuda {
 

@@ -1,4 +1,5 @@
-// Tensor-level VAE ops on CUDA: shapes to the raw launchers, workspaces from the runtime's pool.
+// The fp32-class channel-major ops on CUDA: shapes to the raw launchers (channels_f32.h), workspaces
+// from the runtime's pool.
 #include "backend/attention/attention.h"
 #include "backend/conv/conv2d.h"
 #include "backend/conv/group_norm_conv2d.h"
@@ -12,7 +13,7 @@
 #include <string>
 
 #include "backend/cuda/runtime/check.h"
-#include "backend/cuda/kernels/conv/vae_kernels.h"
+#include "backend/cuda/kernels/channels_f32.h"
 #include "core/error.h"
 
 namespace tf::cuda {

@@ -1,7 +1,7 @@
 #pragma once
-// Raw launchers of the VAE's CUDA kernels (device pointers, channel-major F32 activations,
-// bf16 weights). The backend ops in backend/cuda/<op>.cu wrap these for Tensors; tests and the
-// kernel contract may call them directly.
+// Raw launchers of the fp32-class channel-major kernels (device pointers, F32 activations [C, H, W],
+// bf16 weights): convolutions, group norm, upsample, add, single-head attention. channels_f32_ops.cu
+// wraps them for the ops' Tensors; tests and benchmarks may call them directly.
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
 
