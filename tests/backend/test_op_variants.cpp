@@ -13,6 +13,7 @@
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "support/error_message.h"
 
 using namespace tf;
 using check::same_bytes;
@@ -30,15 +31,6 @@ Tensor copy_of(const Tensor& t) {
   return c;
 }
 
-template <class F>
-std::string message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 
@@ -73,7 +65,7 @@ TEST(RmsNormVariants, PlainResidualFormIsTheAddThenTheNorm) {
 
 TEST(RmsNormVariants, PlainRefusesAnF32WeightByName) {
   Tensor x = random_bf16({2, 8}, 6), y = empty(DType::BF16, {2, 8}), w = empty(DType::F32, {8});
-  EXPECT_NE(message([&] { rms_norm(x, w, {NormWeight::plain, 1e-6f}, y); }).find("w (plain)"), std::string::npos);
+  EXPECT_NE(tf::test_support::error_message([&] { rms_norm(x, w, {NormWeight::plain, 1e-6f}, y); }).find("w (plain)"), std::string::npos);
 }
 
 TEST(AttentionVariants, BidirectionalRowsSeeTheirWholeSequenceOnly) {
@@ -97,9 +89,9 @@ TEST(AttentionVariants, BidirectionalRowsSeeTheirWholeSequenceOnly) {
 
 TEST(AttentionVariants, ChannelsLayoutRefusesMasksAndPackedSequences) {
   Tensor q = empty(DType::F32, {8, 6}), o = empty(DType::F32, {8, 6});
-  EXPECT_NE(message([&] { attention(q, q, q, {.layout = AttentionLayout::channels}, o); }).find("causal"),
+  EXPECT_NE(tf::test_support::error_message([&] { attention(q, q, q, {.layout = AttentionLayout::channels}, o); }).find("causal"),
             std::string::npos);
-  EXPECT_NE(message([&] {
+  EXPECT_NE(tf::test_support::error_message([&] {
               attention(q, q, q, {.mask = AttentionMask::none, .layout = AttentionLayout::channels, .sequences = {0, 2, 6}},
                         o);
             }).find("one sequence"),
@@ -166,9 +158,9 @@ TEST(LinearEpilogue, ResidualFormsGiveTheStepsBytes) {
 TEST(LinearEpilogue, RefusesAResidualWithAnOutputAndAHalfNorm) {
   Tensor x = random_bf16({2, 8}, 20), w = random_bf16({4, 8}, 21), h = random_bf16({2, 4}, 22);
   Tensor y = empty(DType::BF16, {2, 4});
-  EXPECT_NE(message([&] { linear(x, w, y, {.residual = &h}); }).find("takes no y"), std::string::npos);
-  EXPECT_NE(message([&] { linear(x, w, {.residual = &h, .norm_weight = &w}); }).find("needs both"), std::string::npos);
-  EXPECT_NE(message([&] { linear(x, w, LinearEpilogue{}); }).find("no residual"), std::string::npos);
+  EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, y, {.residual = &h}); }).find("takes no y"), std::string::npos);
+  EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, {.residual = &h, .norm_weight = &w}); }).find("needs both"), std::string::npos);
+  EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, LinearEpilogue{}); }).find("no residual"), std::string::npos);
   Tensor bad = random_bf16({5}, 23);
-  EXPECT_NE(message([&] { linear(x, w, y, {.bias = &bad}); }).find("bias"), std::string::npos);
+  EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, y, {.bias = &bad}); }).find("bias"), std::string::npos);
 }

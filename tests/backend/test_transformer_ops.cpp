@@ -28,6 +28,7 @@
 #include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "support/error_message.h"
 
 using namespace tf;
 
@@ -56,16 +57,6 @@ double silu(double x) { return x / (1 + std::exp(-x)); }
 double sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double rb(double x) { return round_bf16(static_cast<float>(x)); }
 
-// What f's tf::Error says, or "no error".
-template <class F>
-std::string message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
 
 }  // namespace
 
@@ -152,7 +143,7 @@ TEST(Linear, KShareSumsRefuseABadShareCountByName) {
   EXPECT_THROW(linear(x, w, flat), Error);
   EXPECT_EQ(linear_k_shares(Device::CPU, 3, 64, 4), 0);
   Tensor h = random_bf16({3, 4}, 3), wrong = empty(DType::F32, {2, 4, 4});
-  const std::string d_msg = message([&] { residual_add(h, wrong); });
+  const std::string d_msg = tf::test_support::error_message([&] { residual_add(h, wrong); });
   EXPECT_NE(d_msg.find("residual_add: d is"), std::string::npos) << d_msg;
 }
 
@@ -175,9 +166,9 @@ TEST(Linear, SharedInputGivesEachWeightsOwnBytes) {
 TEST(Linear, SharedInputRefusesAMismatchedPartByName) {
   Tensor x = random_bf16({5, 64}, 11), w1 = random_bf16({7, 64}, 12), bad = random_bf16({3, 63}, 13);
   Tensor y1 = empty(DType::BF16, {5, 7}), y2 = empty(DType::BF16, {5, 3}), wrong_y = empty(DType::BF16, {5, 4});
-  const std::string w_msg = message([&] { linear_shared_input(x, {{&w1, &y1}, {&bad, &y2}}); });
+  const std::string w_msg = tf::test_support::error_message([&] { linear_shared_input(x, {{&w1, &y1}, {&bad, &y2}}); });
   EXPECT_NE(w_msg.find("linear_shared_input: w is"), std::string::npos) << w_msg;
-  const std::string y_msg = message([&] { linear_shared_input(x, {{&w1, &wrong_y}}); });
+  const std::string y_msg = tf::test_support::error_message([&] { linear_shared_input(x, {{&w1, &wrong_y}}); });
   EXPECT_NE(y_msg.find("linear_shared_input: y is"), std::string::npos) << y_msg;
   EXPECT_THROW(linear_shared_input(x, {}), Error);
 }
@@ -234,8 +225,8 @@ TEST(Linear, SiluGatedProductOfTwoProductsGivesTheStepsBytes) {
   silu_gated_product(gate, up, y2);
   EXPECT_TRUE(same_bytes(y, y2));
   Tensor bad_up = random_bf16({32, 96}, 44), bad_y = empty(DType::BF16, {7, 32});
-  const std::string up_msg = message([&] { linear_silu_gated_product(x, wg, bad_up, y); });
-  const std::string y_msg = message([&] { linear_silu_gated_product(x, wg, wu, bad_y); });
+  const std::string up_msg = tf::test_support::error_message([&] { linear_silu_gated_product(x, wg, bad_up, y); });
+  const std::string y_msg = tf::test_support::error_message([&] { linear_silu_gated_product(x, wg, wu, bad_y); });
   EXPECT_NE(up_msg.find("linear_silu_gated_product: w_up is"), std::string::npos) << up_msg;
   EXPECT_NE(y_msg.find("linear_silu_gated_product: y is"), std::string::npos) << y_msg;
 }
@@ -262,11 +253,11 @@ TEST(Attention, QueryKeyPrepGivesTheStepsBytes) {
   EXPECT_TRUE(same_bytes(k, k2));
   EXPECT_TRUE(same_bytes(gate, gate2));
   Tensor short_tables = make_rope_tables(4, 2 * half, 1e7).cos, bad_kraw = random_bf16({T, Hkv * d + 1}, 95);
-  const std::string kraw_msg = message([&] { attention_query_key_prep(qg, bad_kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, gate); });
-  const std::string pos_msg = message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, short_tables, short_tables, seqs, q, k, gate); });
+  const std::string kraw_msg = tf::test_support::error_message([&] { attention_query_key_prep(qg, bad_kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, gate); });
+  const std::string pos_msg = tf::test_support::error_message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, short_tables, short_tables, seqs, q, k, gate); });
   EXPECT_NE(kraw_msg.find("attention_query_key_prep: kraw is"), std::string::npos) << kraw_msg;
   EXPECT_NE(pos_msg.find("attention_query_key_prep: a sequence of 5 tokens"), std::string::npos) << pos_msg;
-  const std::string alias_msg = message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, q); });
+  const std::string alias_msg = tf::test_support::error_message([&] { attention_query_key_prep(qg, kraw, qn, kn, 1e-6f, rt.cos, rt.sin, seqs, q, k, q); });
   EXPECT_NE(alias_msg.find("attention_query_key_prep: an output aliases"), std::string::npos) << alias_msg;
 }
 
@@ -339,7 +330,7 @@ TEST(DeltaNet, ConvThenPrepInOneOpGivesTheTwoStepsBytes) {
   delta_net_prep(conv, b, a, A_log, dt, two[0], two[1], two[2], two[3], two[4]);
   for (size_t i = 0; i < one.size(); ++i) EXPECT_TRUE(same_bytes(one[i], two[i])) << "output " << i;
   auto run = [&](const Tensor& xx, const Tensor& ww, const SeqOffsets& o) {
-    return message([&] { causal_conv1d_silu_delta_net_prep(xx, ww, o, b, a, A_log, dt, one[0], one[1], one[2], one[3], one[4]); });
+    return tf::test_support::error_message([&] { causal_conv1d_silu_delta_net_prep(xx, ww, o, b, a, A_log, dt, one[0], one[1], one[2], one[3], one[4]); });
   };
   Tensor w3 = random_bf16({C, 1, 3}, 27), bad_w = random_bf16({C - 1, 1, 4}, 27);
   const std::string w_msg = run(x, bad_w, offs), x_msg = run(x.rows(0, 10), w, offs), o_msg = run(x, w, {0, 10});

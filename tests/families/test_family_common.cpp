@@ -11,20 +11,10 @@
 #include "families/common/memory.h"
 #include "families/common/progress.h"
 #include "families/common/steps.h"
+#include "support/error_message.h"
 
 using namespace tf;
 
-namespace {
-template <class F>
-std::string message(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
-}  // namespace
 
 TEST(FamilyProgress, OffsetEventsCountInTheOuterRun) {
   std::vector<std::pair<std::string, int64_t>> seen;
@@ -53,7 +43,7 @@ TEST(FamilySteps, RunInOrderReportingEachAndFoundByName) {
   EXPECT_EQ(y.ptr<float>()[0], 7.0f);  // (3 * 2) + 1: the order matters
   EXPECT_EQ(names, (std::vector<std::string>{"double 1/2", "plus one 2/2"}));
   EXPECT_EQ(&find_step(steps, "plus one", "c.safetensors"), &steps[1]);
-  const std::string m = message([&] { find_step(steps, "minus", "c.safetensors"); });
+  const std::string m = tf::test_support::error_message([&] { find_step(steps, "minus", "c.safetensors"); });
   EXPECT_NE(m.find("c.safetensors"), std::string::npos) << m;
   EXPECT_NE(m.find("\"minus\""), std::string::npos) << m;
   EXPECT_NE(m.find("double, plus one"), std::string::npos) << m;
@@ -62,7 +52,7 @@ TEST(FamilySteps, RunInOrderReportingEachAndFoundByName) {
 TEST(FamilyMemory, RefusalStatesTheRunTheEstimateAndWhatIsAvailable) {
   const AvailableMemory have{16ull << 30, "physical memory"};
   require_memory({15.9 * kGiB, "dec.up.3"}, have, "--latents z.safetensors", "decoding a 64x64 picture", "never said");
-  const std::string m = message([&] {
+  const std::string m = tf::test_support::error_message([&] {
     require_memory({40 * kGiB, "dec.up.3"}, have, "--latents z.safetensors", "decoding a 8192x4096 picture",
                    "use a smaller picture (4096x2048 fits)");
   });
