@@ -13,6 +13,10 @@
 #   RELEASED_GATE=1 then makes a released-geometry case with transformers on the GPU and runs the
 #   reference gate on it; GEMM_COMPARE=1 times the projections with the streaming kernel and with
 #   cuBLASLt (TF_GEMM=cublaslt), and the encoder with cuBLASLt (bench_cuda_runtime in BIN).
+#   BEFORE=DIR (another build's bench_encoder_timer and bench_vae_cuda) first compares both builds'
+#   output hashes and times, alternated in one call (the encoder at 10-4096 tokens, the VAE at
+#   512^2-2048^2); TINY_GATES=1 runs the committed tiny cases through the gates on CUDA, each with a
+#   planted control that must fail (tf-moss-image, tf-flux2-vae in BIN).
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -26,6 +30,41 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,memory.used --format=csv,noheader
 # the tests carry the build machine's absolute test-data path
 if [ -n "${TEST_DATA_AT:-}" ]; then mkdir -p "$(dirname "$TEST_DATA_AT")" && ln -sfn "$ROOT/tests" "$TEST_DATA_AT"; fi
+
+if [ -n "${BEFORE:-}" ]; then
+  echo "== the same bytes as the build in BEFORE: the encoder (hash prefixes), then the VAE"
+  [ -f "$CKPT/text_encoder/model.safetensors.index.json" ] ||
+    timeout 200 python3 "$HERE/encoder_vs_torch/make_checkpoint_gpu.py" --out "$CKPT" --layers 32 > "$WORK/ckpt.log" 2>&1
+  timeout 200 python3 "$HERE/encoder_ab.py" --bench "$BIN/bench_encoder_timer" --model "$CKPT" \
+    --counts 10,34,75,127,1024,4096 --rounds 2 before:@"$BEFORE/bench_encoder_timer" after 2>&1 | tee "$OUT/hashes.txt"
+  [ -d /tmp/vae-random ] || timeout 90 python3 "$HERE/vae_vs_torch_torch.py" --sizes 256 --precisions bf16 --reps 1 \
+    --out /tmp/vae_t.json --save-weights /tmp/vae-random > "$WORK/vae_save.log" 2>&1
+  for b in "$BEFORE" "$BIN"; do
+    timeout 90 "$b/bench_vae_cuda" --model /tmp/vae-random --sizes 512,1024,2048 --reps 3 2>/dev/null > "$WORK/vae_$(basename "$b").jsonl"
+  done
+  python3 - "$WORK/vae_$(basename "$BEFORE").jsonl" "$WORK/vae_$(basename "$BIN").jsonl" <<'PY' | tee -a "$OUT/hashes.txt"
+import json, sys
+runs = [{(r["what"], r["size"]): r for r in map(json.loads, open(p)) } for p in sys.argv[1:]]
+for key in sorted(runs[0]):
+    a, b = runs[0][key], runs[1].get(key, {})
+    print(f"VAE {key[0]} {key[1]}: before {a['median_ms']:.2f} ms, after {b.get('median_ms', float('nan')):.2f} ms, "
+          f"bytes {'identical' if a['out_hash'] == b.get('out_hash') else 'DIFFER'} ({a['out_hash']})")
+PY
+fi
+
+if [ "${TINY_GATES:-0}" = 1 ]; then
+  echo "== the committed tiny cases through the gates on CUDA (then a planted control each: must FAIL)"
+  D="$ROOT/tests/data"
+  for run in "tiny-pipeline moss-image-cases/tiny-default" "moss-tiny-b moss-image-cases/tiny-b-f32-params"; do
+    set -- $run
+    timeout 60 "$BIN/tf-moss-image" check encoder --model "$D/$1" --case "$D/$2.safetensors" --device cuda 2>&1 | tail -1
+    timeout 60 "$BIN/tf-moss-image" check encoder --model "$D/$1" --case "$D/$2.safetensors" --device cuda --plant row 2>&1 | tail -1
+  done
+  for c in case-32x32 case-48x64; do
+    timeout 60 "$BIN/tf-flux2-vae" check --model "$D/tiny-pipeline" --case "$D/vae/$c.safetensors" --device cuda 2>&1 | tail -1
+    timeout 60 "$BIN/tf-flux2-vae" check --model "$D/tiny-pipeline" --case "$D/vae/$c.safetensors" --device cuda --plant repeat 2>&1 | tail -1
+  done
+fi
 
 echo "== kernel contract, CUDA"
 timeout 45 "$BIN/tf-kernel-contract" --backend cuda > "$OUT/contract_cuda.log" 2>&1; echo "contract exit $?" | tee -a "$OUT/contract_cuda.log"
