@@ -15,4 +15,12 @@ struct RopeTables {
 
 RopeTables make_rope_tables(int64_t positions, int64_t rotary_dim, double theta);
 
+// Per-token tables for positions on several axes (MOSS-Image's four), each axis a section of B bands,
+// axis-major: for token t, axis a, band j, with the phase fp32(positions[t, a] * bands[j]),
+//   cos[t, a * B + j] = bf16(cos(phase)),  sin[t, a * B + j] = bf16(sin(phase))   (fp32 cos, sin)
+// positions: F32 [T, A], bands: F32 [B], both on the CPU; the tables [T, A * B] are what rope reads
+// with RopePositions::per_token. One axis of positions 0, 1, ... with the bands above gives the first
+// form's bytes.
+RopeTables make_rope_tables(const Tensor& positions, const Tensor& bands);
+
 }  // namespace tf
