@@ -104,9 +104,9 @@ void bench(const SeqOffsets& offs, const std::string& label) {
   RopeTables rt = make_rope_tables(T, 64, 1e7);
   Tensor cs = to_device(rt.cos, Device::CUDA), sn = to_device(rt.sin, Device::CUDA);
   Tensor qr = dev(DType::BF16, {T, Hq, hd});
-  op("rope_partial (q)", 8, qr, [&] { rope(qq, {cs, sn}, RopePositions::sequential(offs), qr); });
+  op("rope (q, 64 of 256 dims)", 8, qr, [&] { rope(qq, {cs, sn}, RopePositions::sequential(offs), qr); });
   Tensor kk = rnd(DType::BF16, {T, Hkv, hd}, 16), vv = rnd(DType::BF16, {T, Hkv, hd}, 17), ao = dev(DType::BF16, {T, Hq, hd});
-  op("attention_causal_gqa", 8, ao, [&] { attention(qq, kk, vv, {.scale = 0.0625f, .sequences = offs}, ao); });
+  op("attention (causal, 16:4 heads)", 8, ao, [&] { attention(qq, kk, vv, {.scale = 0.0625f, .sequences = offs}, ao); });
   op("sigmoid_gate", 8, ao, [&] { sigmoid_gate(ao, gg, ao); });
 }
 
