@@ -1,6 +1,7 @@
 #include "io/json_file.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.h"
 #include "core/mapped_file.h"
@@ -63,6 +64,10 @@ bool absent(const Json& j, const std::string& key) { return !j.is_object() || !j
 int64_t json_int(const Json& j, const std::string& key, const std::string& where) {
   const Json& v = field(j, key, where);
   if (!v.is_number_integer()) fail(where + ": \"" + key + "\" must be an integer, found " + json_brief(v));
+  // nlohmann keeps 2^63 .. 2^64-1 as unsigned; read as int64 they would wrap to negatives
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    fail(where + ": \"" + key + "\" is " + json_brief(v) + ", past the largest integer (" +
+         std::to_string(INT64_MAX) + ")");
   return v.get<int64_t>();
 }
 
