@@ -6,9 +6,11 @@
 
 #include "backend/device/device.h"
 #include "check/gate/encoder.h"
+#include "check/gate/transformer.h"
 #include "common/command.h"
 #include "common/plant_flag.h"
 #include "families/moss_image/encoder/prompt_encoder.h"
+#include "families/moss_image/transformer/transformer.h"
 
 namespace {
 
@@ -24,26 +26,36 @@ int check_encoder(const std::string& model, const std::string& case_path, tf::De
   return tf::check::gate::run_encoder_gate(enc.encoder(), opt, std::cout).passed() ? 0 : 1;
 }
 
+int check_transformer(const std::string& model, const std::string& case_path, tf::Device device,
+                      const tf::check::gate::Plant& plant) {
+  const auto tr = tf::moss_image::Transformer::load(model, {device, true});
+  std::cout << "transformer: " << tr.config().summary() << " on " << tf::device_name(device) << "\n";
+  return tf::check::gate::run_transformer_gate(tr, {case_path, plant}, std::cout).passed() ? 0 : 1;
+}
+
 tf::tools::RegisterCommand reg("check", "Gate a component against a reference case (exit 1 on failure)", [](CLI::App& c) {
   struct Opts {
     std::string component, model, case_path, device = "cpu";
   };
   auto o = std::make_shared<Opts>();
   auto plant = std::make_shared<tf::check::gate::Plant>();
-  c.add_option("component", o->component, "the component: encoder")
+  c.add_option("component", o->component, "the component: encoder or transformer")
       ->required()
       ->check(CLI::Validator(
           [](const std::string& v) -> std::string {
-            return v == "encoder" ? "" : "unknown component \"" + v + "\" (expected encoder)";
+            return v == "encoder" || v == "transformer" ? "" : "unknown component \"" + v + "\" (expected encoder or transformer)";
           },
           "COMPONENT"));
   c.add_option("--model", o->model, "pipeline folder (model_index.json) or the component's folder")->required();
-  c.add_option("--case", o->case_path, "case .safetensors from python/cases/ (moss_image_case.py encode for the encoder)")
+  c.add_option("--case", o->case_path,
+               "case .safetensors from python/cases/ (moss_image_case.py encode, moss_transformer_case.py case)")
       ->required();
   c.add_option("--device", o->device, "cpu or cuda");
   tf::tools::add_plant_flag(c, plant);
   return [o, plant]() -> int {
-    return check_encoder(o->model, o->case_path, tf::select_device(o->device), *plant);
+    const tf::Device device = tf::select_device(o->device);
+    if (o->component == "transformer") return check_transformer(o->model, o->case_path, device, *plant);
+    return check_encoder(o->model, o->case_path, device, *plant);
   };
 });
 

@@ -23,6 +23,12 @@ void tokens_heads(const char* op, Device dev, const Tensor& q, const Tensor& k, 
   const SeqOffsets one = o.sequences.empty() ? single_sequence(q.dim(0)) : SeqOffsets();
   const SeqOffsets& seqs = o.sequences.empty() ? one : o.sequences;
   check_seq_offsets(op, seqs, q.dim(0));
+  if (o.numerics == AttentionNumerics::fused) {
+    if (o.mask == AttentionMask::causal)
+      return run_kernel("attention (fused, causal)", dev, cpu::attention_fused_causal, nullptr, q, k, v, o.scale, seqs, out);
+    return run_kernel("attention (fused, mask none)", dev, cpu::attention_fused_bidirectional, nullptr, q, k, v, o.scale,
+                      seqs, out);
+  }
   if (o.mask == AttentionMask::causal)
     return run_kernel(op, dev, cpu::attention_bf16_causal, TF_CUDA_KERNEL(cuda::attention_bf16_causal), q, k, v,
                       o.scale, seqs, out);
@@ -38,6 +44,8 @@ void channels(const char* op, Device dev, const Tensor& q, const Tensor& k, cons
   expect_shapes(op, q.shape, {{"k", k}, {"v", v}, {"o", out}});
   require(out.data != q.data && out.data != k.data && out.data != v.data, std::string(op) + ": o may not alias q, k or v");
   require(o.mask == AttentionMask::none, std::string(op) + ": the channels layout has no causal mask");
+  require(o.numerics == AttentionNumerics::eager_bf16,
+          std::string(op) + ": the channels layout has its own fp32-class numerics (leave numerics at its default)");
   require(o.sequences.empty() || o.sequences.size() == 2,
           std::string(op) + ": the channels layout takes one sequence, not packed ones");
   run_kernel(op, dev, cpu::attention_f32_channels, TF_CUDA_KERNEL(cuda::attention_f32_channels), q, k, v, o.scale, out);

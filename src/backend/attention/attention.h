@@ -9,6 +9,9 @@
 //   p_ij = bf16(exp(s_ij - m_i) / sum_j exp(s_ij - m_i))  (fp32 softmax over the row's keys, m_i = max s)
 //   o_i = bf16(sum_j float(p_ij) * float(v_j))           (fp32 sum over j in order)
 // where the row's keys are j <= i (mask causal) or every j of its sequence (mask none).
+// With numerics fused (a fused kernel's, as SDPA's, one rounding at the end):
+//   s_ij = fp32(sum_d q_i[d] k_j[d]) * scale;  e_ij = exp(s_ij - m_i) (fp32, m_i the row's max s)
+//   o_i = bf16((sum_j e_ij * float(v_j)) / (sum_j e_ij))   (fp32 sums over j in order)
 //
 // channels: one head over all positions, channel-major as 1x1 convolutions produce it, q, k, v, o F32
 // [D, N], mask none, one sequence; fp32-class numerics:
@@ -28,12 +31,14 @@ namespace tf {
 
 enum class AttentionMask { causal, none };
 enum class AttentionLayout { tokens_heads, channels };
+enum class AttentionNumerics { eager_bf16, fused };
 
 struct AttentionOptions {
   float scale = 1.0f;
   AttentionMask mask = AttentionMask::causal;
   AttentionLayout layout = AttentionLayout::tokens_heads;
   SeqOffsets sequences{};  // tokens_heads: the packed sequences; empty is one sequence of all T tokens
+  AttentionNumerics numerics = AttentionNumerics::eager_bf16;  // tokens_heads only
 };
 
 // o has q's shape and must not alias q, k or v.
@@ -46,6 +51,10 @@ void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, fl
 void attention_bf16_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                                   const SeqOffsets& seq_offsets, Tensor& o);
 void attention_f32_channels(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o);
+void attention_fused_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
+                            Tensor& o);
+void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                                   const SeqOffsets& seq_offsets, Tensor& o);
 }  // namespace cpu
 namespace cuda {
 void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,

@@ -47,8 +47,9 @@ void rope_split_half(const Tensor& x, const Tensor& cos, const Tensor& sin, cons
 
 namespace {
 
-// Keys of a row: j <= t within its sequence (Causal) or every key of its sequence.
-template <bool Causal>
+// Keys of a row: j <= t within its sequence (Causal) or every key of its sequence. Fused: fp32
+// scores and softmax, one rounding at the end; else torch eager's bf16 roundings.
+template <bool Causal, bool Fused = false>
 void attention_bf16(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
                     Tensor& o) {
   int64_t Hq = q.dim(1), d = q.dim(2), Hkv = k.dim(1), group = Hq / Hkv;
@@ -75,7 +76,7 @@ void attention_bf16(const Tensor& q, const Tensor& k, const Tensor& v, float sca
         const uint16_t* kr = kp + ((first + j) * Hkv + hk) * d;
         float dot = 0.0f;
         for (int64_t i = 0; i < d; ++i) dot += qf[i] * ld(kr, i);
-        float s = round_bf16(round_bf16(dot) * scale);  // bf16 matmul output, then bf16 * scale
+        float s = Fused ? dot * scale : round_bf16(round_bf16(dot) * scale);  // eager: bf16 matmul output, then bf16 * scale
         p[j] = s;
         m = std::max(m, s);
       }
@@ -84,14 +85,15 @@ void attention_bf16(const Tensor& q, const Tensor& k, const Tensor& v, float sca
         p[j] = std::exp(p[j] - m);
         sum += p[j];
       }
-      for (int64_t j = 0; j < n; ++j) p[j] = round_bf16(p[j] / sum);  // softmax in fp32, then to bf16
+      if (!Fused)
+        for (int64_t j = 0; j < n; ++j) p[j] = round_bf16(p[j] / sum);  // softmax in fp32, then to bf16
       std::fill(acc.begin(), acc.end(), 0.0f);
       for (int64_t j = 0; j < n; ++j) {
         const uint16_t* vr = vp + ((first + j) * Hkv + hk) * d;
         for (int64_t i = 0; i < d; ++i) acc[i] += p[j] * ld(vr, i);
       }
       uint16_t* orow = op + (t * Hq + h) * d;
-      for (int64_t i = 0; i < d; ++i) orow[i] = st(acc[i]);
+      for (int64_t i = 0; i < d; ++i) orow[i] = st(Fused ? acc[i] / sum : acc[i]);
     }
   }, 4);
 }
@@ -106,6 +108,16 @@ void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, fl
 void attention_bf16_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                                   const SeqOffsets& seq_offsets, Tensor& o) {
   attention_bf16<false>(q, k, v, scale, seq_offsets, o);
+}
+
+void attention_fused_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
+                            Tensor& o) {
+  attention_bf16<true, true>(q, k, v, scale, seq_offsets, o);
+}
+
+void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                                   const SeqOffsets& seq_offsets, Tensor& o) {
+  attention_bf16<false, true>(q, k, v, scale, seq_offsets, o);
 }
 
 // The four steps in turn: the op's bytes are theirs by construction.

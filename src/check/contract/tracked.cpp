@@ -222,6 +222,11 @@ std::vector<double> trig_turning_points(Tracked a, double offset) {
 }
 }  // namespace
 
+Tracked f32_tanh(Tracked a) {
+  // glibc's tanhf is within 2 ulp (4u); tanh is monotone, so the interval's ends bound it.
+  return f32_function(a, [](double x) { return std::tanh(x); }, 4);
+}
+
 Tracked f32_cos(Tracked a) {
   if (a.e > 4) return {std::cos(a.v), 2.0};
   auto t = trig_turning_points(a, 0);

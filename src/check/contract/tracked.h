@@ -91,6 +91,7 @@ Tracked f32_silu(Tracked a);
 Tracked f32_softplus(Tracked a);  // torch's: x > 20 ? x : log1p(exp(x))
 Tracked f32_cos(Tracked a);
 Tracked f32_sin(Tracked a);
+Tracked f32_tanh(Tracked a);
 
 // A rounding point: the kernel rounds its fp32 value to bf16 (or stores fp32). The reference rounds
 // its value the same way; the bound becomes the spread of the rounded interval.

@@ -1,0 +1,14 @@
+#include "backend/elementwise/silu.h"
+
+#include "backend/device/dispatch.h"
+
+namespace tf {
+
+void silu(const Tensor& x, Tensor& y) {
+  const char* op = "silu";
+  Device dev = common_device(op, {&x, &y});
+  expect_elementwise(op, DType::BF16, {{"x", x}, {"y", y}});
+  run_kernel(op, dev, cpu::silu, nullptr, x, y);
+}
+
+}  // namespace tf

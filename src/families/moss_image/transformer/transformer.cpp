@@ -1,0 +1,324 @@
+#include "families/moss_image/transformer/transformer.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "backend/attention/attention.h"
+#include "backend/elementwise/modulate.h"
+#include "backend/elementwise/silu.h"
+#include "backend/elementwise/situ_gated_product.h"
+#include "backend/linear/linear.h"
+#include "backend/norm/rms_norm.h"
+#include "backend/rope/rope.h"
+#include "core/bf16.h"
+#include "core/error.h"
+
+namespace tf::moss_image {
+
+namespace {
+
+// The modulation rows' order (time_rows).
+enum Mod : int64_t { kShiftA, kScaleA, kGateA, kShiftF, kScaleF, kGateF, kHeadShift, kHeadScale };
+
+Tensor row(const Tensor& t, int64_t r) { return t.rows(r, r + 1).reshaped({t.dim(1)}); }
+
+Tensor product(const Tensor& x, const TransformerLinear& l) {
+  Tensor y = empty(DType::BF16, {x.dim(0), l.w.dim(0)}, x.device);
+  linear(x, l.w, y, {.bias = &l.b});
+  return y;
+}
+
+Tensor product(const Tensor& x, const Tensor& w) {
+  Tensor y = empty(DType::BF16, {x.dim(0), w.dim(0)}, x.device);
+  linear(x, w, y);
+  return y;
+}
+
+// RMSNorm with the reference's plain weight: bf16(x * r), then * w rounded.
+Tensor norm(const Tensor& x, const Tensor& w, float eps) {
+  Tensor y = empty(DType::BF16, x.shape, x.device);
+  rms_norm(x, w, {NormWeight::plain, eps}, y);
+  return y;
+}
+
+// Latents F32 [C, h, w] -> bf16 tokens [h*w, C], token n = y*w + x (the reference's flatten and cast).
+Tensor latent_tokens(const Tensor& latents) {
+  const int64_t C = latents.dim(0), hw = latents.dim(1) * latents.dim(2);
+  Tensor t = empty(DType::BF16, {hw, C});
+  const float* src = latents.ptr<const float>();
+  uint16_t* dst = t.ptr<uint16_t>();
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t n = 0; n < hw; ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
+  return t;
+}
+
+// The timestep sinusoid as the reference: t = fp32(sigma * 1000); [cos | sin] of t * 10000^(-k/half)
+// in float64, then f64 -> f32 -> bf16. BF16 [1, freq_dim] on the CPU.
+Tensor sinusoid(float sigma, int64_t freq_dim) {
+  const int64_t half = freq_dim / 2;
+  const float t = sigma * 1000.0f;
+  Tensor e = empty(DType::BF16, {1, freq_dim});
+  uint16_t* p = e.ptr<uint16_t>();
+  for (int64_t k = 0; k < half; ++k) {
+    const double phase = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(k) / static_cast<double>(half));
+    p[k] = bf16_bits_from_float(static_cast<float>(std::cos(phase)));
+    p[half + k] = bf16_bits_from_float(static_cast<float>(std::sin(phase)));
+  }
+  return e;
+}
+
+Tensor host(const Tensor& t) { return to_device(t, Device::CPU); }
+
+}  // namespace
+
+Tensor joint_positions(int64_t h, int64_t w, int64_t L) {
+  Tensor p = empty(DType::F32, {h * w + L, 4});
+  float* v = p.ptr<float>();
+  const float cy = static_cast<float>(h - 1) / 2.0f, cx = static_cast<float>(w - 1) / 2.0f;
+  for (int64_t y = 0; y < h; ++y)
+    for (int64_t x = 0; x < w; ++x) {
+      float* r = v + (y * w + x) * 4;
+      r[0] = 0.0f;
+      r[1] = static_cast<float>(L);
+      r[2] = static_cast<float>(y) - cy;
+      r[3] = static_cast<float>(x) - cx;
+    }
+  for (int64_t i = 0; i < L; ++i) {
+    float* r = v + (h * w + i) * 4;
+    r[0] = 0.0f;
+    r[1] = static_cast<float>(i);
+    r[2] = 0.0f;
+    r[3] = 0.0f;
+  }
+  return p;
+}
+
+Transformer::Transformer(LoadedTransformer loaded, Device device)
+    : c_(std::move(loaded.config)), w_(std::move(loaded.weights)), device_(device) {}
+
+Transformer Transformer::load(const std::string& path, const LoadOptions& options) {
+  return Transformer(load_transformer(path, options), options.device);
+}
+
+Tensor Transformer::time_rows_on_device(float sigma) const {
+  const Tensor e = to_device(sinusoid(sigma, c_.freq_dim), device_);
+  Tensor t0 = product(e, w_.time_embedding_0);
+  silu(t0, t0);
+  const Tensor time = product(t0, w_.time_embedding_2);
+  const Tensor shared = product(time, w_.shared_block_modulation), head = product(time, w_.video_head_modulation);
+  Tensor rows = empty(DType::BF16, {8, c_.dim}, device_);
+  Tensor first = rows.rows(0, 6), last = rows.rows(6, 8);
+  copy_into(first, shared.reshaped({6, c_.dim}));
+  copy_into(last, head.reshaped({2, c_.dim}));
+  return rows;
+}
+
+Tensor Transformer::time_rows(float sigma) const { return host(time_rows_on_device(sigma)); }
+
+Tensor Transformer::video_embed(const Tensor& latents) const {
+  require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c_.latent_channels,
+          "transformer: latents are " + latents.describe() + ", expected F32 [" + std::to_string(c_.latent_channels) +
+              ", h, w]");
+  return host(product(to_device(latent_tokens(host(latents)), device_), w_.video_embedder));
+}
+
+Tensor Transformer::text_embed(const Tensor& rows) const {
+  require(rows.dtype == DType::BF16 && rows.rank() == 2 && rows.dim(1) == c_.text_dim,
+          "transformer: prompt rows are " + rows.describe() + ", expected BF16 [L, " + std::to_string(c_.text_dim) + "]");
+  return host(product(to_device(rows, device_), w_.text_embedder.proj));
+}
+
+Tensor Transformer::attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Tensor& q_norm,
+                              const Tensor& k_norm, const RopeTables& rope, const SeqOffsets& seqs) const {
+  const int64_t T = q_in.dim(0), H = c_.heads, d = c_.head_dim;
+  const float eps = static_cast<float>(c_.eps);
+  Tensor q = norm(q_in.reshaped({T * H, d}), q_norm, eps).reshaped({T, H, d});
+  Tensor k = norm(k_in.reshaped({T * H, d}), k_norm, eps).reshaped({T, H, d});
+  tf::rope(q, rope, RopePositions::per_token(T), q);
+  tf::rope(k, rope, RopePositions::per_token(T), k);
+  Tensor o = empty(DType::BF16, {T, H, d}, device_);
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+  tf::attention(q, k, v.reshaped({T, H, d}), {.scale = scale, .mask = AttentionMask::none, .sequences = seqs,
+                                               .numerics = AttentionNumerics::fused}, o);
+  return o.reshaped({T, c_.dim});
+}
+
+Tensor Transformer::text_block_on(int64_t i, const Tensor& x_in, const RopeTables& rope, const SeqOffsets& seqs) const {
+  const TextBlockWeights& b = w_.text_embedder.blocks.at(i);
+  const float eps = static_cast<float>(c_.eps);
+  const int64_t D = c_.dim;
+  Tensor x = empty(DType::BF16, x_in.shape, device_);
+  copy_into(x, x_in);
+  const Tensor y = norm(x, b.norm1, eps);
+  const auto part = [&](int64_t p) {  // q, k or v: rows of the fused qkv weight and bias
+    return TransformerLinear{b.qkv.w.rows(p * D, (p + 1) * D), b.qkv.b.rows(p * D, (p + 1) * D)};
+  };
+  const Tensor o = attention(product(y, part(0)), product(y, part(1)), product(y, part(2)), b.q_norm, b.k_norm, rope, seqs);
+  linear(o, b.proj.w, {.bias = &b.proj.b, .residual = &x});
+  const Tensor y2 = norm(x, b.norm2, eps);
+  Tensor s = product(y2, b.ffn_up);
+  situ_gated_product(s, product(y2, b.ffn_gate), s);
+  linear(s, b.ffn_down.w, {.bias = &b.ffn_down.b, .residual = &x});
+  return x;
+}
+
+void Transformer::joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope,
+                                 const SeqOffsets& seqs) const {
+  const JointBlockWeights& b = w_.layers.at(i);
+  const float eps = static_cast<float>(c_.eps);
+  const int64_t F = c_.ffn_dim;
+  Tensor y = norm(x, b.norm1, eps);
+  modulate(y, row(time, kShiftA), row(time, kScaleA), y);
+  const Tensor o = attention(product(y, b.q), product(y, b.k), product(y, b.v), b.q_norm, b.k_norm, rope, seqs);
+  const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF);
+  linear(o, b.o, {.residual = &x, .gate = &gate_a});
+  Tensor y2 = norm(x, b.norm2, eps);
+  modulate(y2, row(time, kShiftF), row(time, kScaleF), y2);
+  Tensor s = product(y2, b.ffn_up_gate.rows(0, F));  // the hidden rows, then the gate rows
+  situ_gated_product(s, product(y2, b.ffn_up_gate.rows(F, 2 * F)), s);
+  linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
+}
+
+Tensor Transformer::head_on(const Tensor& x_image, const Tensor& time) const {
+  Tensor y = norm(x_image, w_.final_norm_video, static_cast<float>(c_.eps));
+  modulate(y, row(time, kHeadShift), row(time, kHeadScale), y);
+  return product(y, w_.final_linear_video);  // [h*w, C]
+}
+
+namespace {
+
+// RoPE tables on `device` for positions F32 [T, 4] through the bands.
+RopeTables tables_for(const Tensor& positions, const Tensor& bands, Device device) {
+  const RopeTables t = make_rope_tables(positions, bands);
+  return {to_device(t.cos, device), to_device(t.sin, device)};
+}
+
+Tensor text_positions(int64_t L) { return joint_positions(0, 0, L); }
+
+// Tables of several samples' positions, concatenated along the token axis.
+RopeTables concat_tables(const std::vector<Tensor>& positions, const Tensor& bands, Device device) {
+  int64_t T = 0;
+  for (const Tensor& p : positions) T += p.dim(0);
+  Tensor all = empty(DType::F32, {T, 4});
+  int64_t at = 0;
+  for (const Tensor& p : positions) {
+    Tensor dst = all.rows(at, at + p.dim(0));
+    copy_into(dst, p);
+    at += p.dim(0);
+  }
+  return tables_for(all, bands, device);
+}
+
+}  // namespace
+
+Tensor Transformer::text_block(int64_t i, const Tensor& x) const {
+  require(i >= 0 && i < c_.text_blocks, "transformer: text block " + std::to_string(i) + " does not exist");
+  require(x.dtype == DType::BF16 && x.rank() == 2 && x.dim(1) == c_.dim,
+          "transformer: text tokens are " + x.describe() + ", expected BF16 [L, " + std::to_string(c_.dim) + "]");
+  const RopeTables rope = tables_for(text_positions(x.dim(0)), w_.rope_bands, device_);
+  return host(text_block_on(i, to_device(x, device_), rope, single_sequence(x.dim(0))));
+}
+
+Tensor Transformer::joint_block(int64_t i, const Tensor& x, const Tensor& time, int64_t h, int64_t w) const {
+  require(i >= 0 && i < c_.layers, "transformer: joint block " + std::to_string(i) + " does not exist");
+  require(x.dtype == DType::BF16 && x.rank() == 2 && x.dim(1) == c_.dim && x.dim(0) >= h * w,
+          "transformer: joint tokens are " + x.describe() + ", expected BF16 [h*w + L, " + std::to_string(c_.dim) + "]");
+  require(time.dtype == DType::BF16 && time.shape == Shape{8, c_.dim},
+          "transformer: modulation rows are " + time.describe() + ", expected BF16 [8, " + std::to_string(c_.dim) + "]");
+  const RopeTables rope = tables_for(joint_positions(h, w, x.dim(0) - h * w), w_.rope_bands, device_);
+  Tensor xd = empty(DType::BF16, x.shape, device_);
+  copy_into(xd, x);
+  joint_block_on(i, xd, to_device(time, device_), rope, single_sequence(x.dim(0)));
+  return host(xd);
+}
+
+Tensor Transformer::head(const Tensor& x, const Tensor& time, int64_t h, int64_t w) const {
+  require(x.dtype == DType::BF16 && x.rank() == 2 && x.dim(1) == c_.dim && x.dim(0) >= h * w,
+          "transformer: joint tokens are " + x.describe() + ", expected BF16 [h*w + L, " + std::to_string(c_.dim) + "]");
+  const Tensor v = host(head_on(to_device(x.rows(0, h * w), device_), to_device(time, device_)));  // [h*w, C]
+  Tensor out = empty(DType::F32, {c_.latent_channels, h, w});
+  const uint16_t* src = v.ptr<const uint16_t>();
+  float* dst = out.ptr<float>();
+  const int64_t C = c_.latent_channels, hw = h * w;
+  for (int64_t n = 0; n < hw; ++n)
+    for (int64_t c = 0; c < C; ++c) dst[c * hw + n] = float_from_bf16_bits(src[n * C + c]);
+  return out;
+}
+
+void Transformer::check_sample(const TransformerSample& s, size_t k) const {
+  const std::string which = "transformer sample " + std::to_string(k);
+  require(s.latents.dtype == DType::F32 && s.latents.rank() == 3 && s.latents.dim(0) == c_.latent_channels &&
+              s.latents.dim(1) > 0 && s.latents.dim(2) > 0,
+          which + ": latents are " + s.latents.describe() + ", expected F32 [" + std::to_string(c_.latent_channels) +
+              ", h, w]");
+  require(s.rows.dtype == DType::BF16 && s.rows.rank() == 2 && s.rows.dim(1) == c_.text_dim && s.rows.dim(0) > 0,
+          which + ": prompt rows are " + s.rows.describe() + ", expected BF16 [L, " + std::to_string(c_.text_dim) +
+              "] with L >= 1");
+  for (int64_t l : s.skip_layers)
+    require(l >= 0 && l < c_.layers, which + ": skip layer " + std::to_string(l) + " is not a block (0 .. " +
+                                         std::to_string(c_.layers - 1) + ")");
+}
+
+std::vector<Tensor> Transformer::velocity(const std::vector<TransformerSample>& samples, float sigma,
+                                          const Progress& progress) const {
+  require(!samples.empty(), "transformer: no sample to run");
+  require(std::isfinite(sigma), "transformer: sigma " + std::to_string(sigma) + " is not finite");
+  for (size_t k = 0; k < samples.size(); ++k) check_sample(samples[k], k);
+  const int64_t S = static_cast<int64_t>(samples.size()), total = c_.text_blocks + c_.layers + 1;
+  const Tensor time = time_rows_on_device(sigma);
+  // Text tokens of every sample, packed: [text0 ; text1 ; ...], each its own sequence.
+  SeqOffsets text_seqs{0}, joint_seqs{0};
+  std::vector<Tensor> text_pos, joint_pos;
+  for (const TransformerSample& s : samples) {
+    const int64_t L = s.rows.dim(0), h = s.latents.dim(1), w = s.latents.dim(2);
+    text_seqs.push_back(text_seqs.back() + L);
+    joint_seqs.push_back(joint_seqs.back() + h * w + L);
+    text_pos.push_back(text_positions(L));
+    joint_pos.push_back(joint_positions(h, w, L));
+  }
+  Tensor rows = empty(DType::BF16, {text_seqs.back(), c_.text_dim});
+  for (int64_t k = 0; k < S; ++k) {
+    Tensor dst = rows.rows(text_seqs[k], text_seqs[k + 1]);
+    copy_into(dst, samples[k].rows);
+  }
+  Tensor text = product(to_device(rows, device_), w_.text_embedder.proj);
+  const RopeTables text_rope = concat_tables(text_pos, w_.rope_bands, device_);
+  for (int64_t i = 0; i < c_.text_blocks; ++i) {
+    text = text_block_on(i, text, text_rope, text_seqs);  // attention within each sample's text
+    report(progress, "text block " + std::to_string(i), i + 1, total);
+  }
+  // The joint sequence of every sample: [image_k ; text_k], samples one after another.
+  Tensor x = empty(DType::BF16, {joint_seqs.back(), c_.dim}, device_);
+  for (int64_t k = 0; k < S; ++k) {
+    const int64_t hw = samples[k].latents.dim(1) * samples[k].latents.dim(2);
+    Tensor img = x.rows(joint_seqs[k], joint_seqs[k] + hw), txt = x.rows(joint_seqs[k] + hw, joint_seqs[k + 1]);
+    copy_into(img, product(to_device(latent_tokens(host(samples[k].latents)), device_), w_.video_embedder));
+    copy_into(txt, text.rows(text_seqs[k], text_seqs[k + 1]));
+  }
+  const RopeTables joint_rope = concat_tables(joint_pos, w_.rope_bands, device_);
+  for (int64_t i = 0; i < c_.layers; ++i) {
+    // A sample that skips block i keeps its rows: saved before, put back after.
+    std::vector<std::pair<int64_t, Tensor>> kept;
+    for (int64_t k = 0; k < S; ++k)
+      if (std::count(samples[k].skip_layers.begin(), samples[k].skip_layers.end(), i)) {
+        Tensor copy = empty(DType::BF16, {joint_seqs[k + 1] - joint_seqs[k], c_.dim}, device_);
+        copy_into(copy, x.rows(joint_seqs[k], joint_seqs[k + 1]));
+        kept.emplace_back(k, copy);
+      }
+    if (static_cast<int64_t>(kept.size()) < S) joint_block_on(i, x, time, joint_rope, joint_seqs);
+    for (auto& [k, copy] : kept) {
+      Tensor dst = x.rows(joint_seqs[k], joint_seqs[k + 1]);
+      copy_into(dst, copy);
+    }
+    report(progress, "block " + std::to_string(i), c_.text_blocks + i + 1, total);
+  }
+  std::vector<Tensor> out;
+  for (int64_t k = 0; k < S; ++k) {
+    const int64_t h = samples[k].latents.dim(1), w = samples[k].latents.dim(2);
+    out.push_back(head(host(x.rows(joint_seqs[k], joint_seqs[k + 1])), host(time), h, w));
+  }
+  report(progress, "head", total, total);
+  return out;
+}
+
+}  // namespace tf::moss_image

@@ -1,0 +1,74 @@
+#pragma once
+// MOSS-Image's diffusion transformer forward (docs/perf/transformer/references.md, "The forward"):
+// sigma -> timestep sinusoid -> time MLP -> one shared modulation of every block and the head's;
+// latents -> image tokens (a linear a latent pixel); prompt rows -> text tokens -> two text blocks;
+// [image ; text] through the joint blocks (bidirectional attention, 4-axis RoPE, SiTU-GLU, gated
+// residuals); the head over the image rows -> velocity. bf16 activations rounded where the
+// reference's bf16 tensors round, every sum in fp32. Several samples (a guidance step's cond and
+// uncond branch) pack into one pass, each with its own bytes.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backend/device/seq_offsets.h"
+#include "backend/rope/rope_tables.h"
+#include "core/tensor.h"
+#include "families/common/load_options.h"
+#include "families/common/progress.h"
+#include "families/moss_image/transformer/load.h"
+
+namespace tf::moss_image {
+
+// One sample of a pass: its latents, prompt rows and the blocks it skips (the negative branch skips one).
+struct TransformerSample {
+  Tensor latents;                    // F32 [latent_channels, h, w] (CPU)
+  Tensor rows;                       // BF16 [L, text_dim] (CPU), the prompt encoder's rows
+  std::vector<int64_t> skip_layers;  // joint blocks this sample passes unchanged
+};
+
+class Transformer {
+ public:
+  explicit Transformer(LoadedTransformer loaded, Device device);
+  // `path`: a pipeline folder, the transformer folder or a single-file export (load.h).
+  static Transformer load(const std::string& path, const LoadOptions& options);
+
+  const TransformerConfig& config() const { return c_; }
+  const TransformerWeights& weights() const { return w_; }
+  Device device() const { return device_; }
+
+  // Every sample's velocity, F32 [latent_channels, h, w] on the CPU; the samples share sigma (a
+  // guidance step's branches) and run packed into one pass; each gets the bytes it gets alone.
+  std::vector<Tensor> velocity(const std::vector<TransformerSample>& samples, float sigma,
+                               const Progress& progress = {}) const;
+
+  // The steps the reference gate checks one at a time (bf16 in, bf16 out, on the CPU):
+  // the modulation rows [8, dim]: the shared block modulation's six chunks (shift_a, scale_a, gate_a,
+  // shift_f, scale_f, gate_f), then the head's shift and scale.
+  Tensor time_rows(float sigma) const;
+  Tensor video_embed(const Tensor& latents) const;  // F32 [C, h, w] -> [h*w, dim]
+  Tensor text_embed(const Tensor& rows) const;      // BF16 [L, text_dim] -> [L, dim]
+  Tensor text_block(int64_t i, const Tensor& x) const;  // [L, dim] -> [L, dim]
+  // Joint block i on one sample's [h*w + L, dim] with its latents' h, w and text length L.
+  Tensor joint_block(int64_t i, const Tensor& x, const Tensor& time, int64_t h, int64_t w) const;
+  Tensor head(const Tensor& x, const Tensor& time, int64_t h, int64_t w) const;  // -> F32 [C, h, w]
+
+ private:
+  void check_sample(const TransformerSample& s, size_t k) const;
+  Tensor time_rows_on_device(float sigma) const;
+  Tensor text_block_on(int64_t i, const Tensor& x, const RopeTables& rope, const SeqOffsets& seqs) const;
+  void joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope, const SeqOffsets& seqs) const;
+  Tensor head_on(const Tensor& x_image, const Tensor& time) const;
+  // Attention with its q / k norms and RoPE on q, k, v [T, dim]; returns o [T, dim] before the output product.
+  Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
+                   const RopeTables& rope, const SeqOffsets& seqs) const;
+
+  TransformerConfig c_;
+  TransformerWeights w_;
+  Device device_;
+};
+
+// Positions (r, t, h, w) of one sample's tokens, F32 [h*w + L, 4]: image token (y, x) at
+// (0, L, y - (h-1)/2, x - (w-1)/2), text token i at (0, i, 0, 0).
+Tensor joint_positions(int64_t h, int64_t w, int64_t L);
+
+}  // namespace tf::moss_image
