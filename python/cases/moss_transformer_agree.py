@@ -61,6 +61,8 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
+from moss_transformer_case import official_shapes  # the one key table
+
 import mlx.core as mx
 from mlx.utils import tree_flatten
 
@@ -108,34 +110,6 @@ def kohaku_schedule():
 
 # ---------------------------------------------------------------------------------------------------
 # The official key pattern (written from the spec, checked against both ports)
-
-def official_shapes(c):
-    """Official state-dict keys -> shapes for a config.json dict c."""
-    d, f, t, lc, fd = c["dim"], c["ffn_dim"], c["text_dim"], c["latent_channels"], c["freq_dim"]
-    hd = d // c["num_heads"]
-    s = {"video_embedder.weight": (d, lc), "video_embedder.bias": (d,),
-         "text_embedder.proj.weight": (d, t), "text_embedder.proj.bias": (d,)}
-    for b in range(2):
-        p = f"text_embedder.blocks.{b}."
-        s.update({p + "norm1.weight": (d,), p + "norm2.weight": (d,), p + "q_norm.weight": (hd,),
-                  p + "k_norm.weight": (hd,), p + "qkv.weight": (3 * d, d), p + "qkv.bias": (3 * d,),
-                  p + "proj.weight": (d, d), p + "proj.bias": (d,), p + "ffn_gate.weight": (f, d),
-                  p + "ffn_gate.bias": (f,), p + "ffn_up.weight": (f, d), p + "ffn_up.bias": (f,),
-                  p + "ffn_down.weight": (d, f), p + "ffn_down.bias": (d,)})
-    s.update({"time_embedding.0.weight": (d, fd), "time_embedding.0.bias": (d,),
-              "time_embedding.2.weight": (d, d), "time_embedding.2.bias": (d,),
-              "shared_block_modulation.weight": (6 * d, d), "shared_block_modulation.bias": (6 * d,),
-              "video_head_modulation.weight": (2 * d, d), "video_head_modulation.bias": (2 * d,)})
-    for i in range(c["num_layers"]):
-        p = f"layers.{i}."
-        s.update({p + "norm1.weight": (d,), p + "norm2.weight": (d,), p + "q_norm.weight": (hd,),
-                  p + "k_norm.weight": (hd,)})
-        s.update({p + f"proj.{n}.weight": (d, d) for n in "qkvo"})
-        s.update({p + "proj.ffn_up_gate.weight": (2 * f, d), p + "proj.ffn_down.weight": (d, f)})
-    s.update({"final_norm_video.weight": (d,), "final_linear_video.weight": (lc, d),
-              "rope.bands": (hd // 8,)})
-    return s
-
 
 def arch(c, skip=()):
     return MossArchConfig(dim=c["dim"], depth=c["num_layers"], heads=c["num_heads"], ffn_dim=c["ffn_dim"],
