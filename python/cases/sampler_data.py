@@ -9,7 +9,8 @@ Writes, into tests/data/sampler/:
                         port's sigmas_for is checked to agree bit for bit): "sigmas.<k>" for the k-th
                         pair of metadata "pairs" (JSON [[steps, shift], ...], shift as Python repr),
                         "timesteps.<k>" (fp32 sigma * 1000, as the official scheduler) where
-                        metadata "timesteps" lists k, and "linspace.<k>" = torch.linspace(*linspaces[k])
+                        metadata "timesteps" lists k, "grid.<k>" the shifted sigmas before snapping
+                        for metadata "grids"[k], and "linspace.<k>" = torch.linspace(*linspaces[k])
 
 Run in the reference venv on x86-64 with torch's AVX2 or AVX512 CPU capability (the default there);
 the test data are committed, CI never runs this.
@@ -31,6 +32,10 @@ BIG = (1, 128, 64, 64)
 SMALL_STEPS = [1, 2, 3, 4, 5, 7, 8, 10, 16, 20, 25, 28, 30, 50, 64, 100, 250]
 SHIFTS = [0.001, 0.5, 1.0, 1.5, 3.0, 3.16, 5.0, 7.5, 10.0, 1000.0]
 BIG_STEPS = [999, 1000, 1001, 2000]
+# pairs where a shifted sigma sits exactly midway between two training sigmas (the tie goes to the
+# lower), and where the shift evaluated in double instead of fp32 snaps elsewhere
+EDGE_PAIRS = [(38, 6.0), (136, 1.5), (308, 3.16), (112, 6.0), (172, 7.5), (256, 3.0)]
+GRIDS = [(50, 5.0), (112, 6.0), (256, 3.0), (7, 0.5), (1000, 1.0), (1, 3.0)]
 LINSPACES = [(1.0, 0.001, 1000), (1.0, 5.0 / 1004.0, 50), (1.0, 0.25, 7), (0.5, -3.0, 33), (1.0, 0.001, 1)]
 
 
@@ -83,7 +88,7 @@ def noise_data():
 
 def schedule_data():
     moss_sigmas, sigmas_for = load_references()
-    pairs = [(n, s) for n in SMALL_STEPS for s in SHIFTS] + [(n, s) for n in BIG_STEPS for s in (1.0, 5.0)]
+    pairs = [(n, s) for n in SMALL_STEPS for s in SHIFTS] + [(n, s) for n in BIG_STEPS for s in (1.0, 5.0)] + EDGE_PAIRS
     tensors, with_timesteps = {}, []
     for k, (steps, shift) in enumerate(pairs):
         sig = moss_sigmas(steps, shift)
@@ -92,12 +97,16 @@ def schedule_data():
         if shift in (1.0, 5.0):
             tensors[f"timesteps.{k}"] = sig[:-1] * 1000  # the official scheduler's timesteps
             with_timesteps.append(k)
+    grid = sys.modules["kohakumoss.diffusion.sampling.schedule"]._grid
+    for k, (n, s) in enumerate(GRIDS):
+        tensors[f"grid.{k}"] = grid(n, s, 1000)  # before snapping
     for k, (a, b, n) in enumerate(LINSPACES):
         tensors[f"linspace.{k}"] = torch.linspace(a, b, n, dtype=torch.float32)
     meta = {
         "torch": torch.__version__,
         "pairs": json.dumps([[n, repr(s)] for n, s in pairs]),
         "timesteps": json.dumps(with_timesteps),
+        "grids": json.dumps([[n, repr(s)] for n, s in GRIDS]),
         "linspaces": json.dumps([[repr(a), repr(b), n] for a, b, n in LINSPACES]),
     }
     return tensors, meta

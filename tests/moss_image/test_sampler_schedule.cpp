@@ -33,12 +33,13 @@ bool contains(const std::string& s, const std::string& needle) { return s.find(n
 
 }  // namespace
 
-// 178 (steps, shift) pairs: steps 1..250 with shifts 0.001..1000, and 999, 1000, 1001, 2000 at
-// shifts 1 and 5.
+// 184 (steps, shift) pairs: steps 1..250 with shifts 0.001..1000; 999, 1000, 1001, 2000 at
+// shifts 1 and 5; and six where a sigma ties between two training sigmas or where a double-precision
+// shift would snap elsewhere.
 TEST(SamplerSchedule, SigmasMatchReferenceBits) {
   const auto f = SafetensorsFile::open(kData);
   const auto pairs = nlohmann::json::parse(f->metadata().at("pairs"));
-  ASSERT_EQ(pairs.size(), 178u);
+  ASSERT_EQ(pairs.size(), 184u);
   for (size_t k = 0; k < pairs.size(); ++k) {
     const int64_t steps = pairs[k][0].get<int64_t>();
     const double shift = std::stod(pairs[k][1].get<std::string>());
@@ -60,6 +61,19 @@ TEST(SamplerSchedule, TimestepsMatchReferenceBits) {
     const std::vector<float> got = schedule_timesteps(schedule_sigmas(steps, shift));
     EXPECT_EQ(first_difference(got, f->get("timesteps." + std::to_string(k))), -1)
         << "steps " << steps << " shift " << shift;
+  }
+}
+
+// The shifted grid before snapping, where an fp32-versus-double shift shows in every value.
+TEST(SamplerSchedule, ShiftedGridMatchesReferenceBits) {
+  const auto f = SafetensorsFile::open(kData);
+  const auto grids = nlohmann::json::parse(f->metadata().at("grids"));
+  ASSERT_EQ(grids.size(), 6u);
+  for (size_t k = 0; k < grids.size(); ++k) {
+    const int64_t n = grids[k][0].get<int64_t>();
+    const double shift = std::stod(grids[k][1].get<std::string>());
+    EXPECT_EQ(first_difference(shifted_sigmas(n, shift), f->get("grid." + std::to_string(k))), -1)
+        << "count " << n << " shift " << shift;
   }
 }
 
@@ -104,6 +118,7 @@ TEST(SamplerSchedule, RefusalsNameTheParameter) {
   for (double shift : {0.0, -1.0, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()})
     EXPECT_TRUE(contains(error_message([&] { schedule_sigmas(50, shift); }), "expected shift finite and > 0"))
         << shift;
+  EXPECT_TRUE(contains(error_message([] { shifted_sigmas(5, -2.0); }), "shifted_sigmas: expected shift finite and > 0"));
   EXPECT_TRUE(contains(error_message([] { schedule_timesteps({}); }), "expected the sigmas"));
-  EXPECT_TRUE(contains(error_message([] { torch_linspace_f32(1, 0, 0); }), "expected count >= 1"));
+  EXPECT_TRUE(contains(error_message([] { torch_linspace_f32(1, 0, 0); }), "expected count in [1, 2^24]"));
 }

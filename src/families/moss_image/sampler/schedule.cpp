@@ -16,22 +16,12 @@ std::string num(double v) {
   return o.str();
 }
 
-// shift_sigma over torch.linspace(1, shift / (total + shift - 1), count), in fp32.
-std::vector<float> shifted_grid(int64_t count, double shift, int64_t total) {
-  // a Python float expression: (total + shift) - 1 and the division in double
-  const double lower = shift / (static_cast<double>(total) + shift - 1.0);
-  std::vector<float> s = torch_linspace_f32(1.0f, static_cast<float>(lower), count);
-  if (shift == 1.0) return s;  // the reference returns the grid untouched
-  const float a = static_cast<float>(shift);
-  const float b = static_cast<float>(shift - 1.0);  // formed in double, then rounded as a scalar
-  for (float& x : s) x = (a * x) / (1.0f + b * x);
-  return s;
-}
-
 }  // namespace
 
 std::vector<float> torch_linspace_f32(float start, float end, int64_t count) {
-  require(count >= 1, "torch_linspace_f32: expected count >= 1, got " + std::to_string(count));
+  // past 2^24 the fp32 index would no longer be exact
+  require(count >= 1 && count <= (int64_t{1} << 24),
+          "torch_linspace_f32: expected count in [1, 2^24], got " + std::to_string(count));
   if (count == 1) return {start};
   // (end - start) / (count - 1), the count converted to fp32 as float / int64 does
   const float step = (end - start) / static_cast<float>(count - 1);
@@ -46,14 +36,28 @@ std::vector<float> torch_linspace_f32(float start, float end, int64_t count) {
   return out;
 }
 
+std::vector<float> shifted_sigmas(int64_t count, double shift) {
+  require(std::isfinite(shift) && shift > 0.0,
+          "shifted_sigmas: expected shift finite and > 0, got " + num(shift));
+  const double total = static_cast<double>(kTrainingSteps);
+  // a Python float expression: (total + shift) - 1 and the division in double
+  const double lower = shift / (total + shift - 1.0);
+  std::vector<float> s = torch_linspace_f32(1.0f, static_cast<float>(lower), count);
+  if (shift == 1.0) return s;  // the reference returns the grid untouched
+  const float a = static_cast<float>(shift);
+  const float b = static_cast<float>(shift - 1.0);  // formed in double, then rounded as a scalar
+  for (float& x : s) x = (a * x) / (1.0f + b * x);
+  return s;
+}
+
 std::vector<float> schedule_sigmas(int64_t steps, double shift) {
   require(steps >= 1 && steps <= kMaxSampleSteps,
           "schedule_sigmas: expected steps in [1, " + std::to_string(kMaxSampleSteps) + "], got " +
               std::to_string(steps));
   require(std::isfinite(shift) && shift > 0.0,
           "schedule_sigmas: expected shift finite and > 0, got " + num(shift));
-  const std::vector<float> sigmas = shifted_grid(steps, shift, kTrainingSteps);
-  std::vector<float> training = shifted_grid(kTrainingSteps, 1.0, kTrainingSteps);
+  const std::vector<float> sigmas = shifted_sigmas(steps, shift);
+  std::vector<float> training = shifted_sigmas(kTrainingSteps, 1.0);
   std::reverse(training.begin(), training.end());  // ascending, as searchsorted needs
 
   std::vector<float> out;

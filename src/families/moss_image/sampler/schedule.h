@@ -22,8 +22,12 @@ namespace tf::moss_image {
 constexpr int64_t kTrainingSteps = 1000;   // the training grid's size (num_train_timesteps)
 constexpr int64_t kMaxSampleSteps = 100000;  // the most steps accepted: past 1000 they only repeat
 
-// torch.linspace(start, end, count, dtype=float32) on the CPU; count >= 1.
+// torch.linspace(start, end, count, dtype=float32) on the CPU; count in [1, 2^24].
 std::vector<float> torch_linspace_f32(float start, float end, int64_t count);
+
+// grid(count, shift) before snapping: shift_sigma(torch.linspace(1, shift / (1000 + shift - 1),
+// count)) in fp32, descending (shift 1: the linspace itself). count >= 1, shift finite and > 0.
+std::vector<float> shifted_sigmas(int64_t count, double shift);
 
 // The sigmas for `steps` steps and shift `shift`, descending, ending in 0: at most steps + 1 values
 // (fewer where snapping made neighbours equal). Refuses steps outside [1, kMaxSampleSteps] and a
