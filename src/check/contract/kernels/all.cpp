@@ -1,3 +1,4 @@
+#include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
 #include "check/contract/kernels/references.h"
 
@@ -17,6 +18,14 @@ std::string offsets_label(const SeqOffsets& o) {
   std::string s = "seqs{";
   for (size_t i = 0; i < o.size(); ++i) s += (i ? "," : "") + std::to_string(o[i]);
   return s + "}";
+}
+
+Case with_equal_keys(Case c) {
+  std::vector<double> kv = values_of(c.inputs[1]);
+  for (size_t i = 8; i < kv.size(); ++i) kv[i] = kv[i % 8];
+  set_values(c.inputs[1], kv);
+  c.label = "equal keys " + c.label;
+  return c;
 }
 
 void register_every_kernel() {

@@ -118,12 +118,7 @@ void register_attention_bf16(bool cuda) {
     // Scores up to ~1e3 (exp underflows for all but a few keys) and equal keys (a flat softmax).
     std::vector<Case> cs{random_case(rng, 48, 2, 1, 16, {0, 48}, 6.0)};
     cs.back().label = "peaked " + cs.back().label;
-    Case flat = random_case(rng, 33, 2, 1, 8, {0, 33});
-    std::vector<double> kv = values_of(flat.inputs[1]);
-    for (size_t i = 8; i < kv.size(); ++i) kv[i] = kv[i % 8];
-    set_values(flat.inputs[1], kv);
-    flat.label = "equal keys " + flat.label;
-    cs.push_back(flat);
+    cs.push_back(with_equal_keys(random_case(rng, 33, 2, 1, 8, {0, 33})));
     return cs;
   };
   k.reference = gqa_reference;

@@ -36,4 +36,8 @@ SeqOffsets offsets_from(const Params& p, size_t from);
 void append_offsets(Params& p, const SeqOffsets& o);
 std::string offsets_label(const SeqOffsets& o);
 
+// An attention case whose keys repeat every 8 values (the first key's head_dim 8 row), so the
+// softmax is flat: a sloppy sum shows. Case inputs are q, k, v; the label says so.
+Case with_equal_keys(Case c);
+
 }  // namespace tf::contract
