@@ -54,8 +54,10 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "sequence of 128 tokens or more and the recurrence below; `recurrent` or `chunked` every sequence on that form",
      false},
     {Variant::attention, "TF_ATTENTION", {"auto", "mma"},
-     "the causal attention (tokens, heads): `auto` the wgmma kernel at head dims 64, 128 and 256, mma.sync at the "
-     "other tensor-core head dims, the scalar kernel otherwise; `mma` keeps the wgmma dims on mma.sync",
+     "the attention over (tokens, heads): causal, `auto` the wgmma kernel at head dims 64, 128 and 256, mma.sync "
+     "at the other tensor-core head dims, the scalar kernel otherwise, `mma` keeps the wgmma dims on mma.sync; fused "
+     "numerics, `auto` the warp-specialised wgmma kernel at head dims 64 and 128, `mma` (and other dims) the "
+     "warp-per-row CUDA-core kernel",
      false},
     {Variant::streaming_l2, "TF_STREAMING_L2", {"weights_first", "none"},
      "the weight-streaming products' weights read evict-first from L2 (`weights_first`) or with L2's default "

@@ -25,9 +25,10 @@ void tokens_heads(const char* op, Device dev, const Tensor& q, const Tensor& k, 
   check_seq_offsets(op, seqs, q.dim(0));
   if (o.numerics == AttentionNumerics::fused) {
     if (o.mask == AttentionMask::causal)
-      return run_kernel("attention (fused, causal)", dev, cpu::attention_fused_causal, nullptr, q, k, v, o.scale, seqs, out);
-    return run_kernel("attention (fused, mask none)", dev, cpu::attention_fused_bidirectional, nullptr, q, k, v, o.scale,
-                      seqs, out);
+      return run_kernel("attention (fused, causal)", dev, cpu::attention_fused_causal,
+                        TF_CUDA_KERNEL(cuda::attention_fused_causal), q, k, v, o.scale, seqs, out);
+    return run_kernel("attention (fused, mask none)", dev, cpu::attention_fused_bidirectional,
+                      TF_CUDA_KERNEL(cuda::attention_fused_bidirectional), q, k, v, o.scale, seqs, out);
   }
   if (o.mask == AttentionMask::causal)
     return run_kernel(op, dev, cpu::attention_bf16_causal, TF_CUDA_KERNEL(cuda::attention_bf16_causal), q, k, v,

@@ -12,6 +12,8 @@
 // With numerics fused (a fused kernel's, as SDPA's, one rounding at the end):
 //   s_ij = fp32(sum_d q_i[d] k_j[d]) * scale;  e_ij = exp(s_ij - m_i) (fp32, m_i the row's max s)
 //   o_i = bf16((sum_j e_ij * float(v_j)) / (sum_j e_ij))   (fp32 sums over j in order)
+// (CPU; CUDA's flash kernel keeps a running m_i, rescales its sums once a key tile, evaluates exp as
+// exp2 of scores scaled by scale * log2(e), and takes e_ij into the value sum as bf16, as SDPA does).
 //
 // channels: one head over all positions, channel-major as 1x1 convolutions produce it, q, k, v, o F32
 // [D, N], mask none, one sequence; fp32-class numerics:
@@ -57,6 +59,10 @@ void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tenso
                                    const SeqOffsets& seq_offsets, Tensor& o);
 }  // namespace cpu
 namespace cuda {
+void attention_fused_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
+                            Tensor& o);
+void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
+                                   const SeqOffsets& seq_offsets, Tensor& o);
 void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
                            Tensor& o);
 void attention_f32_channels(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o);

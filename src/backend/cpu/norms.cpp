@@ -1,11 +1,13 @@
 // Row norms on the CPU: RMSNorm with a one_plus weight (optionally after the residual add) or a plain
-// one, and the gated RMSNorm. Each row's sum of squares is one fp32 sum in index order.
+// one (optionally followed by adaptive modulation), and the gated RMSNorm. Each row's sum of squares is one fp32 sum in index order.
 #include <cmath>
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
+#include "backend/elementwise/modulate.h"
 #include "backend/norm/rms_norm.h"
 #include "backend/norm/rms_norm_gated.h"
+#include "backend/norm/rms_norm_modulate.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
@@ -70,6 +72,12 @@ void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
       for (int64_t i = 0; i < d; ++i) yp[r * d + i] = st(round_bf16(row[i] * inv) * ld(wp, i));
     }
   });
+}
+
+// The composition of the two ops' CPU kernels: the fused op's bytes by definition.
+void rms_norm_modulate(const Tensor& x, const Tensor& w, float eps, const Tensor& shift, const Tensor& scale, Tensor& y) {
+  cpu::rms_norm_plain(x, w, eps, y);
+  cpu::modulate(y, shift, scale, y);
 }
 
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {

@@ -12,7 +12,7 @@ void modulate(const Tensor& x, const Tensor& shift, const Tensor& scale, Tensor&
   expect_shape(op, "shift", shift, {x.dim(1)});
   expect_shape(op, "scale", scale, {x.dim(1)});
   expect_shape(op, "y", y, x.shape);
-  run_kernel(op, dev, cpu::modulate, nullptr, x, shift, scale, y);
+  run_kernel(op, dev, cpu::modulate, TF_CUDA_KERNEL(cuda::modulate), x, shift, scale, y);
 }
 
 }  // namespace tf

@@ -13,5 +13,8 @@ void modulate(const Tensor& x, const Tensor& shift, const Tensor& scale, Tensor&
 namespace cpu {
 void modulate(const Tensor& x, const Tensor& shift, const Tensor& scale, Tensor& y);
 }  // namespace cpu
+namespace cuda {
+void modulate(const Tensor& x, const Tensor& shift, const Tensor& scale, Tensor& y);
+}  // namespace cuda
 
 }  // namespace tf

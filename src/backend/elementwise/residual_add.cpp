@@ -20,7 +20,7 @@ void residual_add(Tensor& h, const Tensor& d, const Tensor* gate) {
     common_device(op, {&h, gate});
     expect_dtypes(op, DType::BF16, {{"d", d}, {"gate", *gate}});
     expect_shape(op, "gate", *gate, {h.shape.back()});
-    return run_kernel("residual_add (gated)", dev, cpu::residual_add_gated, nullptr, h, d, *gate);
+    return run_kernel("residual_add (gated)", dev, cpu::residual_add_gated, TF_CUDA_KERNEL(cuda::residual_add_gated), h, d, *gate);
   }
   run_kernel(op, dev, cpu::residual_add, TF_CUDA_KERNEL(cuda::residual_add), h, d);
 }

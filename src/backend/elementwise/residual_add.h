@@ -18,6 +18,7 @@ void residual_add_gated(Tensor& h, const Tensor& d, const Tensor& gate);
 }  // namespace cpu
 namespace cuda {
 void residual_add(Tensor& h, const Tensor& d);
+void residual_add_gated(Tensor& h, const Tensor& d, const Tensor& gate);
 }  // namespace cuda
 
 }  // namespace tf

@@ -10,5 +10,8 @@ void silu(const Tensor& x, Tensor& y);
 namespace cpu {
 void silu(const Tensor& x, Tensor& y);
 }  // namespace cpu
+namespace cuda {
+void silu(const Tensor& x, Tensor& y);
+}  // namespace cuda
 
 }  // namespace tf

@@ -14,5 +14,8 @@ void situ_gated_product(const Tensor& up, const Tensor& gate, Tensor& y);
 namespace cpu {
 void situ_gated_product(const Tensor& up, const Tensor& gate, Tensor& y);
 }  // namespace cpu
+namespace cuda {
+void situ_gated_product(const Tensor& up, const Tensor& gate, Tensor& y);
+}  // namespace cuda
 
 }  // namespace tf

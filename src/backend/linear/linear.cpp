@@ -55,7 +55,7 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y, const LinearEpilogue& e
   check_linear(op, x, w, y);
   expect_bf16_or_f32(op, "bias", *e.bias);
   expect_shape(op, "bias", *e.bias, {w.dim(0)});
-  run_kernel("linear (bias)", dev, cpu::linear_bias, nullptr, x, w, *e.bias, y);
+  run_kernel("linear (bias)", dev, cpu::linear_bias, TF_CUDA_KERNEL(cuda::linear_bias), x, w, *e.bias, y);
 }
 
 void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e) {

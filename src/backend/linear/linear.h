@@ -75,6 +75,7 @@ const char* linear_kernel_name(LinearKernel k);
 }  // namespace cpu
 namespace cuda {
 void linear(const Tensor& x, const Tensor& w, Tensor& y);
+void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
 int64_t linear_k_shares(int64_t n, int64_t K, int64_t N);
 void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts);
 }  // namespace cuda

@@ -21,7 +21,7 @@ void rms_norm(const Tensor& x, const Tensor& w, const RmsNormOptions& o, Tensor&
   check_norm_weight(op, x, w, o.weight);
   expect_shape(op, "y", y, x.shape);
   if (o.weight == NormWeight::plain)
-    return run_kernel("rms_norm (weight plain)", dev, cpu::rms_norm_plain, nullptr, x, w, o.eps, y);
+    return run_kernel("rms_norm (weight plain)", dev, cpu::rms_norm_plain, TF_CUDA_KERNEL(cuda::rms_norm_plain), x, w, o.eps, y);
   run_kernel(op, dev, cpu::rms_norm_one_plus, TF_CUDA_KERNEL(cuda::rms_norm_one_plus), x, w, o.eps, y);
 }
 

@@ -34,6 +34,7 @@ void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y);
 }  // namespace cpu
 namespace cuda {
 void rms_norm_one_plus(const Tensor& x, const Tensor& w, float eps, Tensor& y);
+void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y);
 void residual_add_rms_norm_one_plus(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y);
 }  // namespace cuda
 

@@ -37,14 +37,14 @@ void register_every_kernel() {
   register_residual_add(true);
   register_add(true);
   register_elementwise_gates(true);
-  register_modulation();
+  register_modulation(true);
   register_copies(true);
   register_rope_tables();
   register_rope(true);
   register_attention_query_key_prep(true);
   register_attention_bf16(true);
   register_attention_f32_channels(true);
-  register_attention_fused();
+  register_attention_fused(true);
   register_causal_conv1d_silu(true);
   register_conv2d(true);
   register_upsample_nearest2x(true);

@@ -1,6 +1,7 @@
 // attention with the fused numerics (tokens, heads; mask none or causal), one rounding at the end:
 //   s_j = fp32 dot(q, k_j) * scale (fp32);  m = max s_j (one of the kernel's own scores);
-//   e_j = exp(s_j - m);  l = fp32 sum e_j;  o = bf16(fp32 dot(e, v) / l).
+//   e_j = exp(s_j - m);  l = fp32 sum e_j;  o = bf16(fp32 dot(e, v) / l),
+// e_j in the value sum may be bf16 and carry an online softmax's rescaling (a flash kernel's steps).
 #include "backend/attention/attention.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
@@ -23,13 +24,25 @@ Case make_case(Rng& rng, int64_t t, int64_t hq, int64_t hkv, int64_t d, bool cau
   return c;
 }
 
+// What a tensor-core kernel may do beyond the CPU's steps, each an allowance on e:
+// exp(s - m) evaluated as exp2 of scores scaled by one fp32 constant scale * log2(e) (the argument
+// off by up to 3u (|s| + |m|));
+Tracked exp2_argument(Tracked arg, Tracked s, Tracked m) {
+  arg.e += 3 * kU32 * (std::fabs(s.v) + std::fabs(m.v));
+  return arg;
+}
+// e rescaled once a key tile of 64 or more by the running maximum's change (an exp and a product, 4u each);
+double rescales(int64_t n) { return static_cast<double>(n / 64 + 1) * 8 * kU32; }
+// e rounded to bf16 as the value product's operand (|bf16(x) - x| <= 2^-8 |x|).
+Tracked bf16_operand(Tracked x) { return {x.v, x.e + 0x1p-8 * (std::fabs(x.v) + x.e)}; }
+
 Reference fused_reference(const Case& c) {
   const int64_t Hq = c.inputs[0].dim(1), d = c.inputs[0].dim(2), Hkv = c.inputs[1].dim(1), group = Hq / Hkv;
   const Tracked scale = exact(f32_of(c.params[0]));
   const bool causal = c.params[1] != 0;
   const SeqOffsets o = offsets_from(c.params, 2);
   std::vector<Tracked> q = tracked_of(c.inputs[0]), k = tracked_of(c.inputs[1]), v = tracked_of(c.inputs[2]);
-  std::vector<Tracked> out(q.size()), s, e, pv;
+  std::vector<Tracked> out(q.size()), s, e, eb, pv;
   for (size_t sq = 0; sq + 1 < o.size(); ++sq)
     for (int64_t ti = o[sq]; ti < o[sq + 1]; ++ti)
       for (int64_t h = 0; h < Hq; ++h) {
@@ -44,12 +57,17 @@ Reference fused_reference(const Case& c) {
           mx.e = std::fmax(mx.e, s[j].e);  // the kernel's maximum is one of its own scores
         }
         e.assign(n, {});
-        for (int64_t j = 0; j < n; ++j) e[j] = f32_exp(f32_sub(s[j], mx));
+        eb.assign(n, {});
+        for (int64_t j = 0; j < n; ++j) {
+          e[j] = f32_exp(exp2_argument(f32_sub(s[j], mx), s[j], mx));
+          e[j].e += std::fabs(e[j].v) * rescales(n);
+          eb[j] = bf16_operand(e[j]);
+        }
         const Tracked l = f32_sum(e);
         for (int64_t i = 0; i < d; ++i) {
           pv.assign(n, {});
           for (int64_t j = 0; j < n; ++j) pv[j] = v[((o[sq] + j) * Hkv + hk) * d + i];
-          out[(ti * Hq + h) * d + i] = round_bf16_point(f32_div(f32_dot(e, pv), l));
+          out[(ti * Hq + h) * d + i] = round_bf16_point(f32_div(f32_dot(eb, pv), l));
         }
       }
   return {out};
@@ -63,14 +81,17 @@ AttentionOptions options_of(const Params& p, bool flip_mask = false) {
 
 }  // namespace
 
-void register_attention_fused() {
+void register_attention_fused(bool cuda) {
   KernelContract k;
   k.name = "attention_fused";
   k.families = {"moss_image"};
-  k.backends = backends(false);
+  k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) {
     return std::vector<Case>{make_case(rng, 37, 2, 2, 32, false, {0, 30, 37}), make_case(rng, 40, 4, 1, 16, false, {0, 40}),
-                             make_case(rng, 33, 4, 2, 8, true, {0, 1, 1, 33}), make_case(rng, 64, 2, 2, 128, false, {0, 64})};
+                             make_case(rng, 33, 4, 2, 8, true, {0, 1, 1, 33}), make_case(rng, 64, 2, 2, 128, false, {0, 64}),
+                             // CUDA's tiles of 128 queries and keys: partial, packed, grouped heads
+                             make_case(rng, 300, 2, 2, 128, false, {0, 130, 300}),
+                             make_case(rng, 257, 4, 2, 64, false, {0, 257})};
   };
   k.adversarial_cases = [](Rng& rng) {
     // Scores up to ~1e3 (exp underflows for all but a few keys) and equal keys (a flat softmax).

@@ -12,14 +12,14 @@ void register_group_norm(bool cuda);
 void register_residual_add(bool cuda);
 void register_add(bool cuda);
 void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
-void register_modulation();  // modulate, silu, situ_gated_product; CPU only
+void register_modulation(bool cuda);  // modulate, silu, situ_gated_product
 void register_copies(bool cuda);             // embedding, split_query_gate
 void register_rope_tables();  // host only
 void register_rope(bool cuda);
 void register_attention_query_key_prep(bool cuda);
 void register_attention_bf16(bool cuda);
 void register_attention_f32_channels(bool cuda);
-void register_attention_fused();  // CPU only
+void register_attention_fused(bool cuda);
 void register_causal_conv1d_silu(bool cuda);
 void register_conv2d(bool cuda);
 void register_upsample_nearest2x(bool cuda);

@@ -91,6 +91,38 @@ void faulty_shares(const std::vector<Tensor>& in, std::vector<Tensor>& out, bool
 
 void run_linear(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) { linear(in[0], in[1], out[0]); }
 
+// linear with bias: y = bf16(fp32 sum + float(b)), the add in fp32 before the one rounding.
+Case bias_case(Rng& rng, int64_t n, int64_t k, int64_t o, DType bias) {
+  Case c = random_case(rng, n, k, o);
+  c.label = std::string(dtype_name(bias)) + " bias, " + c.label;
+  c.inputs.push_back(random_normal(rng, bias, {o}, 0.5));
+  return c;
+}
+
+Reference bias_reference(const Case& c) {
+  const int64_t n = c.inputs[0].dim(0), k = c.inputs[0].dim(1), o = c.inputs[1].dim(0);
+  std::vector<Tracked> x = tracked_of(c.inputs[0]), w = tracked_of(c.inputs[1]), b = tracked_of(c.inputs[2]);
+  std::vector<Tracked> y(static_cast<size_t>(n * o));
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t j = 0; j < o; ++j)
+      y[t * o + j] =
+          round_bf16_point(f32_add(f32_dot(std::span(x).subspan(t * k, k), std::span(w).subspan(j * k, k)), b[j]));
+  return {y};
+}
+
+// A faulty bias: `rounded_first` adds it to the product already rounded to bf16 (two roundings),
+// `shifted` adds the next column's.
+void faulty_bias(const std::vector<Tensor>& in, std::vector<Tensor>& out, bool rounded_first, bool shifted) {
+  faulty_linear({in[0], in[1]}, out, false, false, false);
+  std::vector<double> y = values_of(out[0]), b = values_of(in[2]);
+  const size_t o = b.size();
+  for (size_t i = 0; i < y.size(); ++i) {
+    const float s = rounded_first ? static_cast<float>(bf16_of(y[i])) : static_cast<float>(y[i]);
+    y[i] = bf16_of(s + static_cast<float>(b[(i % o + (shifted ? 1 : 0)) % o]));
+  }
+  set_values(out[0], y);
+}
+
 // The last k term of every row of x zeroed: a sum that misses a term.
 void drop_last_term(std::vector<Tensor>& in) {
   std::vector<double> x = values_of(in[0]);
@@ -191,6 +223,48 @@ void register_linear(bool cuda) {
     return cs;
   };
   add_kernel(std::move(s));
+
+  KernelContract b;
+  b.name = "linear_bias";
+  b.families = {"moss_image"};
+  b.backends = backends(cuda);
+  b.random_cases = [](Rng& rng) {
+    return std::vector<Case>{bias_case(rng, 1, 64, 40, DType::BF16), bias_case(rng, 63, 96, 33, DType::BF16),
+                             bias_case(rng, 130, 128, 48, DType::BF16), bias_case(rng, 9, 256, 24, DType::F32)};
+  };
+  b.adversarial_cases = [](Rng& rng) {
+    // a bias that cancels the product: y is the small difference, rounded once
+    Case c = bias_case(rng, 4, 32, 16, DType::F32);
+    const std::vector<Tracked> y = linear_reference(c)[0];
+    std::vector<double> bias(16);
+    for (size_t j = 0; j < bias.size(); ++j) bias[j] = -static_cast<double>(static_cast<float>(y[j].v)) + 0x1p-12;
+    set_values(c.inputs[2], bias);
+    c.label = "cancelling " + c.label;
+    return std::vector<Case>{c};
+  };
+  b.reference = bias_reference;
+  b.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
+    linear(in[0], in[1], out[0], {.bias = &in[2]});
+  };
+  b.controls = {
+      reimplemented("bias-after-rounding", [](auto& in, auto& out, auto&) { faulty_bias(in, out, true, false); }),
+      reimplemented("next-column-bias", [](auto& in, auto& out, auto&) { faulty_bias(in, out, false, true); }),
+      perturbed_inputs("dropped-bias", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 0.0; }); }),
+      perturbed_inputs("dropped-term", drop_last_term),
+  };
+  b.limit_cases = [] {
+    // the transformer's q, k, v at 4,196 tokens and its FFN's down projection
+    std::vector<Case> cs;
+    for (auto [n, kk, o] : {std::tuple{4196, 3072, 3072}, {200, 8192, 3072}}) {
+      Case c;
+      c.label = label({{"tokens", n}, {"in", kk}, {"out", o}});
+      c.inputs = {shape_only(DType::BF16, {n, kk}), shape_only(DType::BF16, {o, kk}), shape_only(DType::BF16, {o})};
+      c.outputs = {shape_only(DType::BF16, {n, o})};
+      cs.push_back(c);
+    }
+    return cs;
+  };
+  add_kernel(std::move(b));
 }
 
 }  // namespace tf::contract

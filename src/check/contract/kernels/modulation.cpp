@@ -61,11 +61,11 @@ void faulty_situ(const std::vector<Tensor>& in, std::vector<Tensor>& out, int fa
 
 }  // namespace
 
-void register_modulation() {
+void register_modulation(bool cuda) {
   KernelContract m;
   m.name = "modulate";
   m.families = {"moss_image"};
-  m.backends = backends(false);
+  m.backends = backends(cuda);
   m.random_cases = [](Rng& rng) {
     return std::vector<Case>{modulate_case(rng, 37, 64, 0.5, "random"), modulate_case(rng, 5, 3072, 0.2, "random")};
   };
@@ -104,7 +104,7 @@ void register_modulation() {
   KernelContract s;
   s.name = "silu";
   s.families = {"moss_image"};
-  s.backends = backends(false);
+  s.backends = backends(cuda);
   s.random_cases = [](Rng& rng) {
     Case c;
     c.label = "random [3, 3072]";
@@ -147,7 +147,7 @@ void register_modulation() {
   KernelContract g;
   g.name = "situ_gated_product";
   g.families = {"moss_image"};
-  g.backends = backends(false);
+  g.backends = backends(cuda);
   g.random_cases = [](Rng& rng) {
     return std::vector<Case>{situ_case(rng, 37, 96, 3.0, "random"), situ_case(rng, 3, 8192, 30.0, "wide")};
   };

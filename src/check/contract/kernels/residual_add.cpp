@@ -105,6 +105,68 @@ void register_residual_add(bool cuda) {
     return std::vector<Case>{c};
   };
   add_kernel(std::move(k));
+
+  // The gated form: h = bf16(h + bf16(d * gate[column])), the product rounded before the add.
+  KernelContract g;
+  g.name = "residual_add_gated";
+  g.families = {"moss_image"};
+  g.backends = backends(cuda);
+  auto gated_case = [](Rng& rng, Shape s, double gate_sigma) {
+    Case c = make_case(random_normal(rng, DType::BF16, s), random_normal(rng, DType::BF16, s, 0.5), "gated");
+    c.inputs.push_back(random_normal(rng, DType::BF16, {s[1]}, gate_sigma));
+    return c;
+  };
+  g.random_cases = [gated_case](Rng& rng) {
+    return std::vector<Case>{gated_case(rng, {63, 64}, 1.0), gated_case(rng, {65, 33}, 1.0), gated_case(rng, {3, 4096}, 0.3)};
+  };
+  g.adversarial_cases = [gated_case](Rng& rng) {
+    // gates of 2^-20..2^20: the gated product spans the residual's range and past it
+    Case c = gated_case(rng, {8, 96}, 1.0);
+    std::vector<double> gate = values_of(c.inputs[2]);
+    for (size_t i = 0; i < gate.size(); ++i) gate[i] = bf16_of(std::ldexp(gate[i], static_cast<int>(rng.below(41)) - 20));
+    set_values(c.inputs[2], gate);
+    c.label = "gates 2^-20..2^20 " + c.label;
+    return std::vector<Case>{c};
+  };
+  g.reference = [](const Case& c) {
+    std::vector<Tracked> h = tracked_of(c.inputs[0]), d = tracked_of(c.inputs[1]), gate = tracked_of(c.inputs[2]);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], round_bf16_point(f32_mul(d[i], gate[i % gate.size()]))));
+    return Reference{h};
+  };
+  g.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
+    copy_into(out[0], in[0]);
+    residual_add(out[0], in[1], &in[2]);
+  };
+  // h + d * gate with the product rounded (true) or not, the gate of column (i + shift) % n
+  auto faulty = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, bool round_product, size_t shift) {
+    std::vector<double> h = values_of(in[0]), d = values_of(in[1]), gate = values_of(in[2]);
+    for (size_t i = 0; i < h.size(); ++i) {
+      const float p = static_cast<float>(d[i]) * static_cast<float>(gate[(i + shift) % gate.size()]);
+      h[i] = bf16_of(static_cast<float>(h[i]) + (round_product ? static_cast<float>(bf16_of(p)) : p));
+    }
+    set_values(out[0], h);
+  };
+  g.controls = {
+      reimplemented("unrounded-gated-product", [faulty](auto& in, auto& out, auto&) { faulty(in, out, false, 0); }),
+      reimplemented("next-column-gate", [faulty](auto& in, auto& out, auto&) { faulty(in, out, true, 1); }),
+      perturbed_inputs("dropped-gate", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 1.0; }); }),
+      reimplemented("truncated-rounding", [](auto& in, auto& out, auto&) {
+        std::vector<double> h = values_of(in[0]), d = values_of(in[1]), gate = values_of(in[2]);
+        for (size_t i = 0; i < h.size(); ++i) {
+          const float p = static_cast<float>(bf16_of(static_cast<float>(d[i]) * static_cast<float>(gate[i % gate.size()])));
+          h[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(static_cast<float>(h[i]) + p) & 0xffff0000u);
+        }
+        set_values(out[0], h);
+      }),
+  };
+  g.limit_cases = [] {
+    Case c;
+    c.label = "8392 x 3072";
+    c.inputs = {shape_only(DType::BF16, {8392, 3072}), shape_only(DType::BF16, {8392, 3072}), shape_only(DType::BF16, {3072})};
+    c.outputs = {shape_only(DType::BF16, {8392, 3072})};
+    return std::vector<Case>{c};
+  };
+  add_kernel(std::move(g));
 }
 
 }  // namespace tf::contract

@@ -2,6 +2,7 @@
 //   one_plus (and the fused residual add ahead of it): y = bf16((x * r) * (1 + w))   (fp32 products, one rounding)
 //   plain: y = bf16(bf16(x * r) * w)                                                 (two roundings)
 #include "backend/norm/rms_norm.h"
+#include "backend/norm/rms_norm_modulate.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
 #include "check/contract/kernels/references.h"
@@ -159,7 +160,7 @@ void register_rms_norm(bool cuda) {
   KernelContract pl;
   pl.name = "rms_norm_plain";
   pl.families = {"moss_image"};
-  pl.backends = backends(false);
+  pl.backends = backends(cuda);
   pl.random_cases = [](Rng& rng) { return weight_plain_cases(rng, false); };
   pl.adversarial_cases = [](Rng& rng) { return weight_plain_cases(rng, true); };
   pl.reference = weight_plain_reference;
@@ -173,6 +174,51 @@ void register_rms_norm(bool cuda) {
       perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); }),
   };
   add_kernel(std::move(pl));
+
+  // rms_norm_modulate: the plain norm, then y = bf16(bf16(n * bf16(1 + scale)) + shift).
+  KernelContract nm;
+  nm.name = "rms_norm_modulate";
+  nm.families = {"moss_image"};
+  nm.backends = backends(cuda);
+  auto with_modulation = [](Rng& rng, std::vector<Case> cs) {
+    for (Case& c : cs) {
+      const int64_t d = c.inputs[0].dim(1);
+      c.inputs.push_back(random_normal(rng, DType::BF16, {d}));
+      c.inputs.push_back(random_normal(rng, DType::BF16, {d}, 0.5));
+    }
+    return cs;
+  };
+  nm.random_cases = [with_modulation](Rng& rng) { return with_modulation(rng, weight_plain_cases(rng, false)); };
+  nm.adversarial_cases = [with_modulation](Rng& rng) { return with_modulation(rng, weight_plain_cases(rng, true)); };
+  nm.reference = [](const Case& c) {
+    const int64_t d = c.inputs[0].dim(1);
+    std::vector<Tracked> y = rms_norm_plain_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), d, c.params[0]);
+    const std::vector<Tracked> sh = tracked_of(c.inputs[2]), sc = tracked_of(c.inputs[3]);
+    for (size_t i = 0; i < y.size(); ++i) {
+      const Tracked one_plus = round_bf16_point(f32_add(exact(1.0), sc[i % d]));
+      y[i] = round_bf16_point(f32_add(round_bf16_point(f32_mul(y[i], one_plus)), sh[i % d]));
+    }
+    return Reference{y};
+  };
+  nm.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+    rms_norm_modulate(in[0], in[1], static_cast<float>(p[0]), in[2], in[3], out[0]);
+  };
+  nm.controls = {
+      perturbed_inputs("dropped-norm-weight", [](std::vector<Tensor>& in) { map_values(in[1], [](double) { return 1.0; }); }),
+      perturbed_inputs("swapped-shift-and-scale", [](std::vector<Tensor>& in) { std::swap(in[2], in[3]); }),
+      perturbed_inputs("dropped-shift", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 0.0; }); }),
+      perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
+  };
+  nm.limit_cases = [] {
+    Case c;
+    c.label = label({{"rows", 8392}, {"d", 3072}});
+    c.inputs = {shape_only(DType::BF16, {8392, 3072}), shape_only(DType::BF16, {3072}), shape_only(DType::BF16, {3072}),
+                shape_only(DType::BF16, {3072})};
+    c.outputs = {shape_only(DType::BF16, {8392, 3072})};
+    c.params = {1e-6};
+    return std::vector<Case>{c};
+  };
+  add_kernel(std::move(nm));
 
   KernelContract f;
   f.name = "residual_add_rms_norm_one_plus";

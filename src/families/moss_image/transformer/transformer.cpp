@@ -4,11 +4,11 @@
 #include <cmath>
 
 #include "backend/attention/attention.h"
-#include "backend/elementwise/modulate.h"
 #include "backend/elementwise/silu.h"
 #include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
 #include "backend/norm/rms_norm.h"
+#include "backend/norm/rms_norm_modulate.h"
 #include "backend/rope/rope.h"
 #include "core/bf16.h"
 #include "core/error.h"
@@ -167,21 +167,22 @@ void Transformer::joint_block_on(int64_t i, Tensor& x, const Tensor& time, const
   const JointBlockWeights& b = w_.layers.at(i);
   const float eps = static_cast<float>(c_.eps);
   const int64_t F = c_.ffn_dim;
-  Tensor y = norm(x, b.norm1, eps);
-  modulate(y, row(time, kShiftA), row(time, kScaleA), y);
+  Tensor y = empty(DType::BF16, x.shape, device_);
+  rms_norm_modulate(x, b.norm1, eps, row(time, kShiftA), row(time, kScaleA), y);
   const Tensor o = attention(product(y, b.q), product(y, b.k), product(y, b.v), b.q_norm, b.k_norm, rope, seqs);
   const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF);
   linear(o, b.o, {.residual = &x, .gate = &gate_a});
-  Tensor y2 = norm(x, b.norm2, eps);
-  modulate(y2, row(time, kShiftF), row(time, kScaleF), y2);
+  Tensor y2 = empty(DType::BF16, x.shape, device_);
+  rms_norm_modulate(x, b.norm2, eps, row(time, kShiftF), row(time, kScaleF), y2);
   Tensor s = product(y2, b.ffn_up_gate.rows(0, F));  // the hidden rows, then the gate rows
   situ_gated_product(s, product(y2, b.ffn_up_gate.rows(F, 2 * F)), s);
   linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
 }
 
 Tensor Transformer::head_on(const Tensor& x_image, const Tensor& time) const {
-  Tensor y = norm(x_image, w_.final_norm_video, static_cast<float>(c_.eps));
-  modulate(y, row(time, kHeadShift), row(time, kHeadScale), y);
+  Tensor y = empty(DType::BF16, x_image.shape, device_);
+  rms_norm_modulate(x_image, w_.final_norm_video, static_cast<float>(c_.eps), row(time, kHeadShift), row(time, kHeadScale),
+                    y);
   return product(y, w_.final_linear_video);  // [h*w, C]
 }
 

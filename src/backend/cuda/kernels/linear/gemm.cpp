@@ -33,7 +33,7 @@ struct Plan {
   std::map<int64_t, RowLayouts> rows;
 };
 
-using Key = std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t>;  // n, k, alignments
+using Key = std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t, int>;  // n, k, alignments, GemmBias
 
 std::mutex g_mu;
 std::map<Key, Plan> g_plans;
@@ -82,12 +82,18 @@ cublasLtMatmulAlgo_t heuristic_algo(const Plan& p, const RowLayouts& r, int64_t 
 }
 
 Plan make_plan(const Key& key) {
-  auto [n, k, align_x, align_w, align_y] = key;
+  auto [n, k, align_x, align_w, align_y, bias] = key;
   Plan p;
   TF_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
   TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+  if (bias != int(GemmBias::none)) {  // y = bf16(fp32 sum + b): the epilogue adds before its one rounding
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    const cudaDataType_t type = bias == int(GemmBias::f32) ? CUDA_R_32F : CUDA_R_16BF;
+    TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+    TF_CUBLAS(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &type, sizeof type));
+  }
   TF_CUBLAS(cublasLtMatrixLayoutCreate(&p.a, CUDA_R_16BF, k, n, k));
   RowLayouts ref = make_row_layouts(kReferenceRows, n, k);
   p.algo = heuristic_algo(p, ref, kReferenceRows, n, k, align_x, align_w, align_y);
@@ -99,7 +105,7 @@ Plan make_plan(const Key& key) {
 const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
   auto it = p.rows.find(m);
   if (it != p.rows.end()) return it->second;
-  auto [n, k, align_x, align_w, align_y] = key;
+  auto [n, k, align_x, align_w, align_y, bias] = key;
   RowLayouts r = make_row_layouts(m, n, k);
   cublasLtMatmulHeuristicResult_t check{};
   r.algo = p.algo;
@@ -125,22 +131,26 @@ void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const St
 }
 
 void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {
+  gemm_cublaslt_bias(x, w, nullptr, GemmBias::none, y, m, n, k);
+}
+
+void gemm_cublaslt_bias(const void* x, const void* w, const void* b, GemmBias bias, void* y, int64_t m, int64_t n,
+                        int64_t k) {
   if (m == 0 || n == 0) return;
   require(k > 0, "gemm_bf16_xwt: empty inner dimension");
-  Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y)};
-  const Plan* plan;
-  const RowLayouts* r;
-  {
-    std::lock_guard<std::mutex> l(g_mu);
-    auto it = g_plans.find(key);
-    if (it == g_plans.end()) it = g_plans.emplace(key, make_plan(key)).first;
-    plan = &it->second;
-    r = &row_layouts(it->second, key, m);
-  }
+  Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y), int(bias)};
+  std::lock_guard<std::mutex> l(g_mu);
+  auto it = g_plans.find(key);
+  if (it == g_plans.end()) it = g_plans.emplace(key, make_plan(key)).first;
+  const Plan* plan = &it->second;
+  const RowLayouts* r = &row_layouts(it->second, key, m);
+  // the bias is the call's; cublasLtMatmul reads the descriptor when it is called, under this lock
+  if (bias != GemmBias::none)
+    TF_CUBLAS(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &b, sizeof b));
   const float one = 1.0f, zero = 0.0f;
   mark_streaming_launch(false);
-  TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, r->b, &zero, y, r->c, y, r->c,
-                           &r->algo, lt_workspace(), lt_workspace_bytes(), stream()));
+  TF_CUBLAS(cublasLtMatmul(lt_handle(), plan->op, &one, w, plan->a, x, r->b, &zero, y, r->c, y, r->c, &r->algo,
+                           lt_workspace(), lt_workspace_bytes(), stream()));
 }
 
 bool gemm_cublaslt_forced() { return variant_is<Variant::gemm>("cublaslt"); }

@@ -60,6 +60,12 @@ bool gemm_streaming_silu_gated(const void* x, int64_t m, int64_t k, const void* 
 bool gemm_cublaslt_forced();
 void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k);
 
+// y = bf16(x . w^T + b) on cuBLASLt's bias epilogue (the sum and b added in fp32, one rounding), b [n]
+// BF16 or F32 as `bias` says; its algorithms chosen as gemm_cublaslt's.
+enum class GemmBias { none, bf16, f32 };
+void gemm_cublaslt_bias(const void* x, const void* w, const void* b, GemmBias bias, void* y, int64_t m, int64_t n,
+                        int64_t k);
+
 // The algorithm cache's size, for tests.
 int gemm_cached_plans();
 

@@ -17,6 +17,11 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
   gemm_bf16_xwt(x.data, w.data, y.data, x.dim(0), w.dim(0), x.dim(1));
 }
 
+void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y) {
+  gemm_cublaslt_bias(x.data, w.data, b.data, b.dtype == DType::F32 ? GemmBias::f32 : GemmBias::bf16, y.data, x.dim(0),
+                     w.dim(0), x.dim(1));
+}
+
 // The streaming kernel's shares, where it runs (not under TF_GEMM=cublaslt) and where they are
 // more than one; TF_LINEAR_SHARES=off offers none (to compare).
 int64_t linear_k_shares(int64_t rows, int64_t k, int64_t n) {

@@ -1,5 +1,5 @@
 // RMSNorms on CUDA: zero-centred (optionally fused with the residual add ahead of it, or with gated
-// attention's split and RoPE around it) and the DeltaNet's gated norm. One group of threads per
+// attention's split and RoPE around it) with a plain weight, and the DeltaNet's gated norm. One group of threads per
 // row; each thread sums its strided elements in order, then a fixed butterfly combines the group,
 // so every run gives the same bits.
 #include <string>
@@ -11,6 +11,7 @@
 #include "backend/attention/split_query_gate.h"
 #include "backend/norm/rms_norm.h"
 #include "backend/norm/rms_norm_gated.h"
+#include "backend/norm/rms_norm_modulate.h"
 #include "backend/rope/rope.h"
 
 namespace tf::cuda {
@@ -92,12 +93,15 @@ __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, cons
   }
 }
 
-// y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps); with `delta`, first h = bf16(h + delta),
-// or with `shares` (a product's k-share sums [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
+// y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps), or (PLAIN) y = bf16(bf16(x * r) * w), then
+// (shift given) y = bf16(bf16(y * bf16(1 + scale)) + shift), modulate's steps;
+// with `delta`, first h = bf16(h + delta), or with `shares` (a product's k-share sums
+// [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
 // A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr).
-template <int tpr, int N, int V>
-__global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
-                                             const void* w, bool w_f32, float eps, uint16_t* y, int64_t rows, int d) {
+template <int tpr, int N, int V, bool PLAIN>
+__global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
+                                     const void* w, bool w_f32, float eps, uint16_t* y, int64_t rows, int d,
+                                     const uint16_t* shift, const uint16_t* scale) {
   allow_dependent_launch();  // a weight-streaming product after this one asks for its first weights now
   __shared__ float scratch[kBlock / 32];
   const int rows_per_block = kBlock / tpr;
@@ -130,13 +134,20 @@ __global__ void rms_norm_zero_centred_kernel(uint16_t* x, const uint16_t* delta,
   uint16_t* yr = y + row * d;
   float out[N];
 #pragma unroll
-  for (int n = 0; n < N; ++n) out[n] = (v[n] * r) * (1.0f + wv[n]);
+  for (int n = 0; n < N; ++n) out[n] = PLAIN ? round_bf16(v[n] * r) * wv[n] : (v[n] * r) * (1.0f + wv[n]);
+  if (shift) {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const int i = slot_index<tpr, V>(n, lane);
+      if (i < d) out[n] = round_bf16(round_bf16(out[n]) * round_bf16(1.0f + ld_bf16(scale, i))) + ld_bf16(shift, i);
+    }
+  }
   store_slots<tpr, N, V>(yr, lane, d, out);
 }
 
 // Gated attention's query and key rows (backend/attention/attention_query_key_prep.h), one warp a row of d =
 // 32 N elements in pieces of 8: the q rows (qg's query halves, which also copy their gate halves)
-// first, then the k rows. The norm is rms_norm_zero_centred_kernel<32, N, 8>'s arithmetic; RoPE's
+// first, then the k rows. The norm is rms_norm_rows_kernel<32, N, 8, false>'s arithmetic; RoPE's
 // pairs (i, i + half) for 2 half <= 256 and half in eights sit in lanes shift apart, the same slot.
 struct QueryKeyRows {
   const uint16_t *qg, *kraw, *cos, *sin;
@@ -239,53 +250,71 @@ struct ResidualDelta {
   int share_count = 0;
 };
 
-template <int tpr>
-void launch_zero_centred_rows(uint16_t* x, ResidualDelta delta, const void* w, bool f32, float eps, uint16_t* y,
-                              int64_t rows, int d) {
+// The modulation after a plain norm (rms_norm_modulate): none where shift is null.
+struct Modulation {
+  const uint16_t* shift = nullptr;
+  const uint16_t* scale = nullptr;
+};
+
+template <int tpr, bool PLAIN>
+void launch_norm_rows(uint16_t* x, ResidualDelta delta, const void* w, bool f32, float eps, uint16_t* y, int64_t rows,
+                      int d, Modulation mod) {
   const unsigned blocks = static_cast<unsigned>(blocks_for(rows, kBlock / tpr));
   const int per = (d + tpr - 1) / tpr;
   auto go = [&](auto kernel) {
-    kernel<<<blocks, kBlock, 0, stream()>>>(x, delta.rows, delta.shares, delta.share_count, w, f32, eps, y, rows, d);
+    kernel<<<blocks, kBlock, 0, stream()>>>(x, delta.rows, delta.shares, delta.share_count, w, f32, eps, y, rows, d,
+                                            mod.shift, mod.scale);
   };
   // rows that are whole 16-byte pieces per thread take the vector kernel
   const bool pieces = d % (8 * tpr) == 0 && bf16x8_ok(d, {x, y}) && (!delta.rows || bf16x8_ok(d, {delta.rows})) &&
                       reinterpret_cast<uintptr_t>(delta.shares) % 16 == 0;
-  if (pieces && per == 8) go(rms_norm_zero_centred_kernel<tpr, 8, 8>);
-  else if (pieces && per == 16) go(rms_norm_zero_centred_kernel<tpr, 16, 8>);
-  else if (pieces && per == 32) go(rms_norm_zero_centred_kernel<tpr, 32, 8>);
-  else if (per <= 1) go(rms_norm_zero_centred_kernel<tpr, 1, 1>);
-  else if (per <= 2) go(rms_norm_zero_centred_kernel<tpr, 2, 1>);
-  else if (per <= 4) go(rms_norm_zero_centred_kernel<tpr, 4, 1>);
-  else if (per <= 8) go(rms_norm_zero_centred_kernel<tpr, 8, 1>);
-  else if (per <= 16) go(rms_norm_zero_centred_kernel<tpr, 16, 1>);
-  else go(rms_norm_zero_centred_kernel<tpr, 32, 1>);
+  if (pieces && per == 8) go(rms_norm_rows_kernel<tpr, 8, 8, PLAIN>);
+  else if (pieces && per == 16) go(rms_norm_rows_kernel<tpr, 16, 8, PLAIN>);
+  else if (pieces && per == 32) go(rms_norm_rows_kernel<tpr, 32, 8, PLAIN>);
+  else if (per <= 1) go(rms_norm_rows_kernel<tpr, 1, 1, PLAIN>);
+  else if (per <= 2) go(rms_norm_rows_kernel<tpr, 2, 1, PLAIN>);
+  else if (per <= 4) go(rms_norm_rows_kernel<tpr, 4, 1, PLAIN>);
+  else if (per <= 8) go(rms_norm_rows_kernel<tpr, 8, 1, PLAIN>);
+  else if (per <= 16) go(rms_norm_rows_kernel<tpr, 16, 1, PLAIN>);
+  else go(rms_norm_rows_kernel<tpr, 32, 1, PLAIN>);
 }
 
-void launch_zero_centred(uint16_t* x, ResidualDelta delta, const Tensor& w, float eps, uint16_t* y, int64_t rows,
-                         int64_t d) {
+template <bool PLAIN = false>
+void launch_norm(uint16_t* x, ResidualDelta delta, const Tensor& w, float eps, uint16_t* y, int64_t rows, int64_t d,
+                 Modulation mod = {}) {
   if (rows == 0) return;
   if (d > kMaxRow)
     fail("rms_norm: the CUDA kernel holds rows of up to " + std::to_string(kMaxRow) + " elements, got " +
          std::to_string(d));
   const bool f32 = w.dtype == DType::F32;
-  if (d >= 1024) launch_zero_centred_rows<kBlock>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d));
-  else launch_zero_centred_rows<32>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d));
-  TF_CUDA_LAUNCH("rms_norm_zero_centred_kernel");
+  if (d >= 1024) launch_norm_rows<kBlock, PLAIN>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d), mod);
+  else launch_norm_rows<32, PLAIN>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d), mod);
+  TF_CUDA_LAUNCH("rms_norm_rows_kernel");
 }
 
 }  // namespace
 
 void rms_norm_one_plus(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
   // x is only read when no delta is given
-  launch_zero_centred(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
+  launch_norm(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
                       x.dim(1));
+}
+
+void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
+  launch_norm<true>(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
+                    x.dim(1));
+}
+
+void rms_norm_modulate(const Tensor& x, const Tensor& w, float eps, const Tensor& shift, const Tensor& scale, Tensor& y) {
+  launch_norm<true>(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
+                    x.dim(1), {static_cast<const uint16_t*>(shift.data), static_cast<const uint16_t*>(scale.data)});
 }
 
 void residual_add_rms_norm_one_plus(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
   ResidualDelta delta;
   if (d.dtype == DType::F32) delta.shares = d.ptr<float>(), delta.share_count = static_cast<int>(d.dim(0));
   else delta.rows = static_cast<const uint16_t*>(d.data);
-  launch_zero_centred(static_cast<uint16_t*>(h.data), delta, w, eps, static_cast<uint16_t*>(y.data), h.dim(0), h.dim(1));
+  launch_norm(static_cast<uint16_t*>(h.data), delta, w, eps, static_cast<uint16_t*>(y.data), h.dim(0), h.dim(1));
 }
 
 // One launch where every row is whole 16-byte pieces a lane (d = 256, 512, 768, 1024) and RoPE's

@@ -1,0 +1,196 @@
+#pragma once
+// Bidirectional attention with a fused kernel's numerics (backend/attention/attention.h, numerics
+// fused) on Hopper, FlashAttention-3's structure: one producer warpgroup whose thread 0 asks TMA
+// for the query tile and a ring of key and value tiles, and two consumer warpgroups of 64 query rows
+// each that run s = q k^T and o += p v on wgmma with the softmax in registers between. Per key tile
+// of 128: s = fp32 sum * scale; the row's running max m, e = exp(s - m), the running sum l and o
+// rescaled by exp(m_old - m); e enters p v as bf16 (a fused kernel's one extra rounding); o / l is
+// rounded once at the end. Key tiles start at the row's sequence start, so a sequence's bytes do
+// not depend on what is packed beside it.
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "backend/cuda/primitives/device_math.cuh"
+#include "backend/cuda/primitives/tma.cuh"
+#include "backend/cuda/primitives/wgmma.cuh"
+
+namespace tf::cuda::attention_fused {
+
+constexpr int kRows = 128, kKeys = 128, kStages = 2;
+constexpr int kConsumers = 2, kThreads = 128 * (1 + kConsumers);
+
+// A [128][D] tile is D / 64 column blocks of [128][64] bf16, 128-byte rows, swizzled (TMA's layout).
+template <int D>
+constexpr int kTileElems = kRows * D;
+
+template <int D>
+constexpr size_t smem_bytes() {
+  // the query tile, kStages key and value tiles, the barriers, alignment to the swizzle's 1024 bytes
+  return sizeof(uint16_t) * size_t(kTileElems<D>) * (1 + 2 * kStages) + 8 * sizeof(uint64_t) * (1 + 3 * kStages) + 1024;
+}
+
+// 128 rows of head `head` from token `first` of a [tokens, heads, D] map (dims {D, heads, tokens},
+// boxes {64, 1, 128}); rows past the tensor read as zeros.
+template <int D>
+__device__ __forceinline__ void tma_tile(uint16_t* dst, const CUtensorMap* map, uint64_t* bar, int head, int first) {
+  mbarrier_arrive_expect_tx(bar, uint32_t(sizeof(uint16_t) * kTileElems<D>));
+#pragma unroll
+  for (int cb = 0; cb < D / 64; ++cb) tma_load_3d(dst + cb * (kRows * 64), map, bar, 64 * cb, head, first);
+}
+
+// The two consumer warpgroups meet here (named barrier 1; the producer never joins).
+__device__ __forceinline__ void consumers_sync() { asm volatile("bar.sync 1, %0;\n" ::"n"(128 * kConsumers) : "memory"); }
+
+// grid: (128-row query tiles of the longest sequence, heads, sequences)
+template <int D>
+__global__ void __launch_bounds__(kThreads, 1)
+    attention_kernel(const __grid_constant__ CUtensorMap qmap, const __grid_constant__ CUtensorMap kmap,
+                     const __grid_constant__ CUtensorMap vmap, float scale_log2, SeqTable seqs, uint16_t* o, int Hq,
+                     int Hkv) {
+  static_assert(D == 64 || D == 128, "head dims of one wgmma's width");
+  extern __shared__ uint8_t raw[];
+  uint16_t* qs = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+  auto ks = [&](int s) { return qs + (1 + s) * kTileElems<D>; };
+  auto vs = [&](int s) { return qs + (1 + kStages + s) * kTileElems<D>; };
+  uint64_t* bars = reinterpret_cast<uint64_t*>(qs + (1 + 2 * kStages) * kTileElems<D>);
+  uint64_t* q_full = bars;
+  uint64_t* k_full = bars + 1;                // [kStages]
+  uint64_t* v_full = bars + 1 + kStages;      // [kStages]
+  uint64_t* kv_empty = bars + 1 + 2 * kStages;  // [kStages], every consumer thread arrives
+
+  const int64_t start = seqs.offsets[blockIdx.z], end = seqs.offsets[blockIdx.z + 1];
+  const int64_t row0 = start + int64_t(blockIdx.x) * kRows;
+  if (row0 >= end) return;
+  const int h = blockIdx.y, hk = h / (Hq / Hkv);
+  const int n_keys = static_cast<int>(end - start), tiles = (n_keys + kKeys - 1) / kKeys;
+  const int wg = threadIdx.x / 128;
+  if (threadIdx.x == 0) {
+    mbarrier_init(q_full, 1);
+    for (int s = 0; s < kStages; ++s) {
+      mbarrier_init(&k_full[s], 1);
+      mbarrier_init(&v_full[s], 1);
+      mbarrier_init(&kv_empty[s], 128 * kConsumers);
+    }
+    mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (wg == 0) {  // the producer
+    registers_decrease<24>();
+    if (threadIdx.x != 0) return;
+    tma_tile<D>(qs, &qmap, q_full, h, static_cast<int>(row0));
+    for (int t = 0; t < tiles; ++t) {
+      const int s = t % kStages;
+      if (t >= kStages) mbarrier_wait(&kv_empty[s], ((t / kStages) - 1) & 1);
+      const int first = static_cast<int>(start) + t * kKeys;
+      tma_tile<D>(ks(s), &kmap, &k_full[s], hk, first);
+      tma_tile<D>(vs(s), &vmap, &v_full[s], hk, first);
+    }
+    return;
+  }
+
+  registers_increase<240>();
+  const int c = wg - 1, lane = threadIdx.x % 32, warp = (threadIdx.x % 128) / 32;
+  float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
+  float oacc[D / 2];
+#pragma unroll
+  for (int i = 0; i < D / 2; ++i) oacc[i] = 0.0f;
+  float sacc[kKeys / 2];
+  mbarrier_wait(q_full, 0);
+  const uint16_t* qc = qs + c * 64 * 64;  // this warpgroup's 64 rows in every column block
+
+  for (int t = 0; t < tiles; ++t) {
+    const int s = t % kStages;
+    const uint32_t parity = (t / kStages) & 1;
+    mbarrier_wait(&k_full[s], parity);
+    wgmma_fence_registers(sacc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D / 16; ++kk) {
+      const uint64_t a = wgmma_descriptor_at_k16(wgmma_descriptor(qc + (kk / 4) * kRows * 64), kk % 4);
+      const uint64_t b = wgmma_descriptor_at_k16(wgmma_descriptor(ks(s) + (kk / 4) * kRows * 64), kk % 4);
+      wgmma_m64k16_bf16<kKeys>(sacc, a, b, kk != 0);
+    }
+    wgmma_commit();
+    wgmma_wait_all();
+    wgmma_fence_registers(sacc);
+    // scores in log2 units; keys past the sequence are -inf
+    const int valid = n_keys - t * kKeys;
+#pragma unroll
+    for (int i = 0; i < kKeys / 2; ++i) {
+      const int j = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
+      sacc[i] = j < valid ? sacc[i] * scale_log2 : -INFINITY;
+    }
+    uint32_t pa[kKeys / 16][4];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float mt = m[r];
+#pragma unroll
+      for (int j = 0; j < kKeys / 8; ++j) mt = fmaxf(mt, fmaxf(sacc[4 * j + 2 * r], sacc[4 * j + 2 * r + 1]));
+      mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
+      mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
+      const float alpha = exp2f(m[r] - mt);  // m[r] = -inf on the first tile: 0
+      m[r] = mt;
+      float sum = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kKeys / 8; ++j) {
+        const float e0 = exp2f(sacc[4 * j + 2 * r] - mt), e1 = exp2f(sacc[4 * j + 2 * r + 1] - mt);
+        sum = sum + e0 + e1;
+        sacc[4 * j + 2 * r] = e0;
+        sacc[4 * j + 2 * r + 1] = e1;
+      }
+      l[r] = l[r] * alpha + sum;
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        oacc[4 * j + 2 * r] *= alpha;
+        oacc[4 * j + 2 * r + 1] *= alpha;
+      }
+    }
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll
+        for (int r = 0; r < 2; ++r)
+          pa[kk][half * 2 + r] = pack_bf16(sacc[(2 * kk + half) * 4 + r * 2], sacc[(2 * kk + half) * 4 + r * 2 + 1]);
+    mbarrier_wait(&v_full[s], parity);
+    if (valid < kKeys) {  // value rows past the sequence (the next one's, maybe not finite) must add nothing
+      consumers_sync();
+      constexpr int kChunks = D / 8;
+      for (int e = threadIdx.x - 128; e < (kKeys - valid) * kChunks; e += 128 * kConsumers) {
+        const int row = valid + e / kChunks, ch = e % kChunks;
+        *reinterpret_cast<uint4*>(vs(s) + (ch / 8) * (kRows * 64) + row * 64 + (ch % 8) * 8) = make_uint4(0, 0, 0, 0);
+      }
+      fence_shared_for_async_proxy();
+      consumers_sync();
+    }
+    wgmma_fence_registers(oacc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk)
+      wgmma_m64k16_bf16_reg_a<D>(oacc, pa[kk], wgmma_descriptor_mn_major(vs(s) + kk * 16 * 64, kRows * 64 * 2));
+    wgmma_commit();
+    wgmma_wait_all();
+    wgmma_fence_registers(oacc);
+    mbarrier_arrive(&kv_empty[s]);
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    l[r] = l[r] + __shfl_xor_sync(0xffffffffu, l[r], 1);
+    l[r] = l[r] + __shfl_xor_sync(0xffffffffu, l[r], 2);
+  }
+  const int64_t t0 = row0 + c * 64 + warp * 16 + lane / 4;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int64_t t = t0 + 8 * r;
+    if (t >= end) continue;
+    uint16_t* orow = o + (t * Hq + h) * D + (lane % 4) * 2;
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+      *reinterpret_cast<uint32_t*>(orow + j * 8) =
+          pack_bf16(__fdiv_rn(oacc[4 * j + 2 * r], l[r]), __fdiv_rn(oacc[4 * j + 2 * r + 1], l[r]));
+  }
+}
+
+}  // namespace tf::cuda::attention_fused

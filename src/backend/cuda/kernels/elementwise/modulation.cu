@@ -1,0 +1,90 @@
+// Element-wise CUDA kernels of diffusion transformers (backend/cpu/modulation.cpp's ops): adaptive
+// modulation, the gated residual add, SiLU and SiTU's gated product, each step rounded where the
+// reference's bf16 tensors round. Row vectors (shift, scale, gate) are indexed by the column.
+#include <string>
+
+#include "backend/cuda/primitives/device_math.cuh"
+#include "backend/cuda/runtime/check.h"
+#include "backend/elementwise/modulate.h"
+#include "backend/elementwise/residual_add.h"
+#include "backend/elementwise/silu.h"
+#include "backend/elementwise/situ_gated_product.h"
+
+namespace tf::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+// y[i] = op(a[i], b[i], c0[i % d], c1[i % d]) over bf16, V per thread (V divides d where V > 1).
+template <int V, class Op>
+__global__ void row_vector_map_kernel(const uint16_t* a, const uint16_t* b, const uint16_t* c0, const uint16_t* c1,
+                                      uint16_t* y, int64_t n, int64_t d, Op op) {
+  const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * V;
+  if (i >= n) return;
+  const int64_t col = i % d;
+  float x[V], z[V], u[V], w[V], r[V];
+  ld_bf16x<V>(a + i, x);
+  if (b) ld_bf16x<V>(b + i, z);
+  if (c0) ld_bf16x<V>(c0 + col, u);
+  if (c1) ld_bf16x<V>(c1 + col, w);
+#pragma unroll
+  for (int e = 0; e < V; ++e) r[e] = op(x[e], b ? z[e] : 0.0f, c0 ? u[e] : 0.0f, c1 ? w[e] : 0.0f);
+  st_bf16x<V>(y + i, r);
+}
+
+struct Modulate {  // bf16(x * bf16(1 + scale)) + shift
+  __device__ float operator()(float x, float, float shift, float scale) const {
+    return round_bf16(x * round_bf16(1.0f + scale)) + shift;
+  }
+};
+struct GatedResidual {  // h + bf16(d * gate)
+  __device__ float operator()(float h, float d, float gate, float) const { return h + round_bf16(d * gate); }
+};
+struct Silu {
+  __device__ float operator()(float x, float, float, float) const { return silu32(x); }
+};
+struct SituGatedProduct {  // bf16(bf16(4 tanh(g / 4)) * bf16(sigmoid(g))) * bf16(25 tanh(u / 25))
+  __device__ float operator()(float u, float g, float, float) const {
+    const float t4 = round_bf16(4.0f * round_bf16(tanhf(round_bf16(__fdiv_rn(g, 4.0f)))));
+    const float a = round_bf16(t4 * round_bf16(sigmoid32(g)));
+    const float b = round_bf16(25.0f * round_bf16(tanhf(round_bf16(__fdiv_rn(u, 25.0f)))));
+    return a * b;
+  }
+};
+
+const uint16_t* bits(const Tensor* t) { return t ? static_cast<const uint16_t*>(t->data) : nullptr; }
+
+template <class Op>
+void row_vector_map(const char* name, const Tensor& a, const Tensor* b, const Tensor* c0, const Tensor* c1, Tensor& y,
+                    int64_t d, Op op) {
+  const int64_t n = y.numel();
+  if (n == 0) return;
+  uint16_t* yp = static_cast<uint16_t*>(y.data);
+  if (d % 8 == 0 && bf16x8_ok(n, {a.data, b ? b->data : a.data, c0 ? c0->data : a.data, c1 ? c1->data : a.data, yp}))
+    row_vector_map_kernel<8><<<blocks_for(n / 8, kThreads), kThreads, 0, stream()>>>(bits(&a), bits(b), bits(c0),
+                                                                                    bits(c1), yp, n, d, op);
+  else
+    row_vector_map_kernel<1><<<blocks_for(n, kThreads), kThreads, 0, stream()>>>(bits(&a), bits(b), bits(c0), bits(c1),
+                                                                                yp, n, d, op);
+  const cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess) fail_cuda(err, (std::string("launch of ") + name).c_str(), __FILE__, __LINE__);
+}
+
+}  // namespace
+
+void modulate(const Tensor& x, const Tensor& shift, const Tensor& scale, Tensor& y) {
+  row_vector_map("modulate_kernel", x, nullptr, &shift, &scale, y, x.dim(1), Modulate{});
+}
+
+void residual_add_gated(Tensor& h, const Tensor& d, const Tensor& gate) {
+  row_vector_map("residual_add_gated_kernel", h, &d, &gate, nullptr, h, gate.dim(0), GatedResidual{});
+}
+
+void silu(const Tensor& x, Tensor& y) { row_vector_map("silu_kernel", x, nullptr, nullptr, nullptr, y, 8, Silu{}); }
+
+void situ_gated_product(const Tensor& up, const Tensor& gate, Tensor& y) {
+  row_vector_map("situ_gated_product_kernel", up, &gate, nullptr, nullptr, y, 8, SituGatedProduct{});
+}
+
+}  // namespace tf::cuda

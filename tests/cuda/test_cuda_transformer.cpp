@@ -1,0 +1,91 @@
+// The MOSS-Image transformer on CUDA: the committed tiny case through the reference gate (steps,
+// repeats, packing) and its controls, a released-geometry case when TF_RELEASED_TRANSFORMER_CASE and
+// TF_RELEASED_TRANSFORMER_MODEL name one made on the GPU machine, and the flash attention kernel's
+// bytes for a sequence packed beside others.
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <string>
+
+#include "backend/attention/attention.h"
+#include "check/gate/transformer.h"
+#include "check/random_tensor.h"
+#include "cuda_test_util.h"
+#include "families/moss_image/transformer/transformer.h"
+#include "io/checkpoint.h"
+
+namespace tf {
+namespace {
+
+const std::string kData = TF_TEST_DATA;
+
+check::gate::GateReport gate(const moss_image::Transformer& t, const std::string& case_path, const std::string& plant,
+                             std::string* log) {
+  std::ostringstream out;
+  auto r = check::gate::run_transformer_gate(t, {case_path, check::gate::Plant::parse(plant)}, out);
+  *log = out.str();
+  return r;
+}
+
+void expect_gate(const std::string& model, const std::string& case_path) {
+  if (!path_exists(case_path)) GTEST_SKIP() << case_path << " absent";
+  const auto t = moss_image::Transformer::load(model, {Device::CUDA, true});
+  std::string log;
+  const auto r = gate(t, case_path, "", &log);
+  std::printf("%s", log.c_str());
+  EXPECT_TRUE(r.passed()) << log;
+  EXPECT_TRUE(r.repeat_same);
+  EXPECT_TRUE(r.packing_same.value_or(false)) << log;
+  EXPECT_FALSE(gate(t, case_path, "row", &log).passed()) << "a planted row passed the gate on CUDA";
+  EXPECT_FALSE(gate(t, case_path, "repeat", &log).passed()) << "a planted repeat passed the gate on CUDA";
+}
+
+TEST(CudaTransformer, TinyCase) {
+  TF_REQUIRE_CUDA_GPU();
+  expect_gate(kData + "/moss-transformer-tiny", kData + "/moss-transformer-cases/tiny.safetensors");
+}
+
+TEST(CudaTransformer, ReleasedGeometryCase) {
+  TF_REQUIRE_CUDA_GPU();
+  const char* c = std::getenv("TF_RELEASED_TRANSFORMER_CASE");
+  const char* m = std::getenv("TF_RELEASED_TRANSFORMER_MODEL");
+  if (!c || !m) GTEST_SKIP() << "TF_RELEASED_TRANSFORMER_CASE / TF_RELEASED_TRANSFORMER_MODEL not set";
+  expect_gate(m, c);
+}
+
+Tensor random_bf16(uint32_t seed, Shape s) {
+  return to_device(check::random_normal_tensor(DType::BF16, s, seed), Device::CUDA);
+}
+
+// The wgmma kernel (head dims 64 and 128): a sequence's rows are the same bytes alone and packed
+// between others of other lengths, and every run repeats them.
+TEST(CudaTransformer, FlashAttentionPackedBytesAreEachSequencesOwn) {
+  TF_REQUIRE_CUDA_GPU();
+  for (int64_t d : {64, 128}) {
+    const int64_t a = 300, b = 77, c = 129, T = a + b + c, H = 3;
+    const uint32_t seed = static_cast<uint32_t>(d);
+    const Tensor q = random_bf16(seed, {T, H, d}), k = random_bf16(seed + 1, {T, H, d}), v = random_bf16(seed + 2, {T, H, d});
+    const AttentionOptions packed{.scale = 0.09f, .mask = AttentionMask::none, .sequences = {0, a, a + b, T},
+                                  .numerics = AttentionNumerics::fused};
+    Tensor o = empty(DType::BF16, {T, H, d}, Device::CUDA), again = empty(DType::BF16, {T, H, d}, Device::CUDA);
+    attention(q, k, v, packed, o);
+    attention(q, k, v, packed, again);
+    const Tensor oh = to_device(o, Device::CPU);
+    EXPECT_EQ(0, std::memcmp(oh.data, to_device(again, Device::CPU).data, oh.nbytes())) << "head dim " << d;
+    // the middle sequence alone
+    auto mid = [&](const Tensor& x) {
+      Tensor y = empty(DType::BF16, {b, H, d}, Device::CUDA);
+      copy_into(y, x.rows(a, a + b));
+      return y;
+    };
+    Tensor alone = empty(DType::BF16, {b, H, d}, Device::CUDA);
+    AttentionOptions one = packed;
+    one.sequences = {0, b};
+    attention(mid(q), mid(k), mid(v), one, alone);
+    const Tensor ah = to_device(alone, Device::CPU);
+    EXPECT_EQ(0, std::memcmp(ah.data, oh.rows(a, a + b).data, ah.nbytes())) << "head dim " << d;
+  }
+}
+
+}  // namespace
+}  // namespace tf
