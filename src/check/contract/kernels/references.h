@@ -23,10 +23,12 @@ Reference delta_net_prep_reference(const std::vector<Tracked>& mixed, const std:
                                    const std::vector<Tracked>& a, const std::vector<Tracked>& alog,
                                    const std::vector<Tracked>& dt, int64_t hk, int64_t dk, int64_t hv, int64_t dv);
 
-// RMSNorm with the one_plus weight on rows [rows, d] and RoPE on [T, H, D] (the first 2 half dims of
+// RMSNorm with the one_plus or plain weight on rows [rows, d] and RoPE on [T, H, D] (the first 2 half dims of
 // each head) on tracked values, so an op made of them composes them.
 std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
                                                      int64_t d, double eps);
+std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d,
+                                              double eps);
 std::vector<Tracked> rope_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
                                             const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
                                             const SeqOffsets& o);

@@ -21,6 +21,18 @@ std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, 
   return y;
 }
 
+std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d,
+                                              double eps) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / d;
+  std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
+    Tracked inv = f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
+    for (int64_t i = 0; i < d; ++i) y[r * d + i] = round_bf16_point(f32_mul(round_bf16_point(f32_mul(x[r * d + i], inv)), w[i]));
+  }
+  return y;
+}
+
 namespace {
 
 // params: eps. inputs: x, w (plain) or h, d, w (fused; d as `shares` k-share sums when shares > 0).
@@ -71,18 +83,6 @@ Reference fused_reference(const Case& c) {
   std::vector<Tracked> h = tracked_of(c.inputs[0]), d = residual_delta_reference(c.inputs[1]);
   for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], d[i]));
   return {h, rms_norm_one_plus_reference(h, tracked_of(c.inputs[2]), c.inputs[0].dim(1), c.params[0])};
-}
-
-std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d,
-                                              double eps) {
-  const int64_t rows = static_cast<int64_t>(x.size()) / d;
-  std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
-    Tracked inv = f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
-    for (int64_t i = 0; i < d; ++i) y[r * d + i] = round_bf16_point(f32_mul(round_bf16_point(f32_mul(x[r * d + i], inv)), w[i]));
-  }
-  return y;
 }
 
 Reference weight_plain_reference(const Case& c) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "backend/attention/attention.h"
+#include "backend/attention/qkv_norm_rope.h"
 #include "backend/elementwise/silu.h"
 #include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
@@ -69,6 +71,19 @@ Tensor sinusoid(float sigma, int64_t freq_dim) {
 
 Tensor host(const Tensor& t) { return to_device(t, Device::CPU); }
 
+// y's q|k|v rows [T, 3 * dim]: one product where the weights lie side by side, else three whose
+// rows are interleaved on the host (a CPU checkpoint with separate proj.q, proj.k, proj.v).
+Tensor qkv_product(const Tensor& y, const JointBlockWeights& b) {
+  if (b.qkv.defined() && b.qkv.numel() > 0) return product(y, b.qkv);
+  const int64_t T = y.dim(0), D = b.q.dim(0);
+  const Tensor parts[3] = {host(product(y, b.q)), host(product(y, b.k)), host(product(y, b.v))};
+  Tensor out = empty(DType::BF16, {T, 3 * D});
+  for (int64_t t = 0; t < T; ++t)
+    for (int p = 0; p < 3; ++p)
+      std::memcpy(out.ptr<uint16_t>() + (3 * t + p) * D, parts[p].ptr<const uint16_t>() + t * D, D * 2);
+  return to_device(out, y.device);
+}
+
 }  // namespace
 
 Tensor joint_positions(int64_t h, int64_t w, int64_t L) {
@@ -128,18 +143,16 @@ Tensor Transformer::text_embed(const Tensor& rows) const {
   return host(product(to_device(rows, device_), w_.text_embedder.proj));
 }
 
-Tensor Transformer::attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Tensor& q_norm,
-                              const Tensor& k_norm, const RopeTables& rope, const SeqOffsets& seqs) const {
-  const int64_t T = q_in.dim(0), H = c_.heads, d = c_.head_dim;
-  const float eps = static_cast<float>(c_.eps);
-  Tensor q = norm(q_in.reshaped({T * H, d}), q_norm, eps).reshaped({T, H, d});
-  Tensor k = norm(k_in.reshaped({T * H, d}), k_norm, eps).reshaped({T, H, d});
-  tf::rope(q, rope, RopePositions::per_token(T), q);
-  tf::rope(k, rope, RopePositions::per_token(T), k);
+Tensor Transformer::attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
+                              const SeqOffsets& seqs) const {
+  const int64_t T = qkv.dim(0), H = c_.heads, d = c_.head_dim;
+  Tensor q = empty(DType::BF16, {T, H, d}, device_), k = empty(DType::BF16, {T, H, d}, device_),
+         v = empty(DType::BF16, {T, H, d}, device_);
+  qkv_norm_rope(qkv, q_norm, k_norm, static_cast<float>(c_.eps), rope, q, k, v);
   Tensor o = empty(DType::BF16, {T, H, d}, device_);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  tf::attention(q, k, v.reshaped({T, H, d}), {.scale = scale, .mask = AttentionMask::none, .sequences = seqs,
-                                               .numerics = AttentionNumerics::fused}, o);
+  tf::attention(q, k, v, {.scale = scale, .mask = AttentionMask::none, .sequences = seqs,
+                          .numerics = AttentionNumerics::fused}, o);
   return o.reshaped({T, c_.dim});
 }
 
@@ -150,10 +163,7 @@ Tensor Transformer::text_block_on(int64_t i, const Tensor& x_in, const RopeTable
   Tensor x = empty(DType::BF16, x_in.shape, device_);
   copy_into(x, x_in);
   const Tensor y = norm(x, b.norm1, eps);
-  const auto part = [&](int64_t p) {  // q, k or v: rows of the fused qkv weight and bias
-    return TransformerLinear{b.qkv.w.rows(p * D, (p + 1) * D), b.qkv.b.rows(p * D, (p + 1) * D)};
-  };
-  const Tensor o = attention(product(y, part(0)), product(y, part(1)), product(y, part(2)), b.q_norm, b.k_norm, rope, seqs);
+  const Tensor o = attention(product(y, b.qkv), b.q_norm, b.k_norm, rope, seqs);
   linear(o, b.proj.w, {.bias = &b.proj.b, .residual = &x});
   const Tensor y2 = norm(x, b.norm2, eps);
   Tensor s = product(y2, b.ffn_up);
@@ -169,7 +179,7 @@ void Transformer::joint_block_on(int64_t i, Tensor& x, const Tensor& time, const
   const int64_t F = c_.ffn_dim;
   Tensor y = empty(DType::BF16, x.shape, device_);
   rms_norm_modulate(x, b.norm1, eps, row(time, kShiftA), row(time, kScaleA), y);
-  const Tensor o = attention(product(y, b.q), product(y, b.k), product(y, b.v), b.q_norm, b.k_norm, rope, seqs);
+  const Tensor o = attention(qkv_product(y, b), b.q_norm, b.k_norm, rope, seqs);
   const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF);
   linear(o, b.o, {.residual = &x, .gate = &gate_a});
   Tensor y2 = empty(DType::BF16, x.shape, device_);

@@ -58,9 +58,10 @@ class Transformer {
   Tensor text_block_on(int64_t i, const Tensor& x, const RopeTables& rope, const SeqOffsets& seqs) const;
   void joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope, const SeqOffsets& seqs) const;
   Tensor head_on(const Tensor& x_image, const Tensor& time) const;
-  // Attention with its q / k norms and RoPE on q, k, v [T, dim]; returns o [T, dim] before the output product.
-  Tensor attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v, const Tensor& q_norm, const Tensor& k_norm,
-                   const RopeTables& rope, const SeqOffsets& seqs) const;
+  // Attention with its q / k norms and RoPE on a q|k|v product [T, 3 * dim]; returns o [T, dim] before the
+  // output product.
+  Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
+                   const SeqOffsets& seqs) const;
 
   TransformerConfig c_;
   TransformerWeights w_;

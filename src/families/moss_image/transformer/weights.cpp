@@ -198,6 +198,11 @@ TransformerWeights load_transformer_weights(const Checkpoint& ck, const std::str
   all.push_back({&w.final_norm_video});
   all.push_back({&w.final_linear_video});
   upload_tensors(all, opt.device, "transformer weights");
+  for (JointBlockWeights& b : w.layers) {  // one product for the three where their rows are one matrix
+    const auto* q = static_cast<const uint8_t*>(b.q.data);
+    if (b.k.data == q + b.q.nbytes() && b.v.data == q + 2 * b.q.nbytes())
+      b.qkv = Tensor{b.q.storage, b.q.data, DType::BF16, {3 * b.q.dim(0), b.q.dim(1)}, b.q.device};
+  }
   return w;
 }
 

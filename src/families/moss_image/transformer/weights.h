@@ -41,6 +41,7 @@ struct JointBlockWeights {
   Tensor norm1, norm2;    // [dim]
   Tensor q_norm, k_norm;  // [head_dim]
   Tensor q, k, v, o;      // BF16 [dim, dim] (proj.q ...; q, k, v rows of proj.qkv when fused)
+  Tensor qkv;             // BF16 [3 * dim, dim] where q, k, v lie side by side (on a device, or fused in the file)
   Tensor ffn_up_gate;     // BF16 [2 * ffn_dim, dim]: hidden rows, then gate rows
   Tensor ffn_down;        // BF16 [dim, ffn_dim]
 };
