@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend/attention/attention.h"
+#include "backend/linear/linear.h"
 #include "check/gate/transformer.h"
 #include "check/random_tensor.h"
 #include "cuda_test_util.h"
@@ -84,6 +85,26 @@ TEST(CudaTransformer, FlashAttentionPackedBytesAreEachSequencesOwn) {
     attention(mid(q), mid(k), mid(v), one, alone);
     const Tensor ah = to_device(alone, Device::CPU);
     EXPECT_EQ(0, std::memcmp(ah.data, oh.rows(a, a + b).data, ah.nbytes())) << "head dim " << d;
+  }
+}
+
+// A product's rows are the same bytes whatever rows share it above the packed-rows limit (a guidance
+// step packs its two branches), at the transformer's shapes, with and without a bias.
+TEST(CudaTransformer, ProductRowsDoNotDependOnTheRowCount) {
+  TF_REQUIRE_CUDA_GPU();
+  const int64_t rows = 8312, tail = 4116;
+  for (auto [K, N] : {std::pair<int64_t, int64_t>{3072, 9216}, {3072, 3072}, {8192, 3072}, {3072, 8192}}) {
+    const Tensor x = random_bf16(11, {rows, K}), w = random_bf16(12, {N, K}), b = random_bf16(13, {N});
+    for (bool bias : {false, true}) {
+      Tensor all = empty(DType::BF16, {rows, N}, Device::CUDA), part = empty(DType::BF16, {tail, N}, Device::CUDA);
+      Tensor xs = empty(DType::BF16, {tail, K}, Device::CUDA);
+      copy_into(xs, x.rows(rows - tail, rows));
+      linear(x, w, all, {.bias = bias ? &b : nullptr});
+      linear(xs, w, part, {.bias = bias ? &b : nullptr});
+      const Tensor ah = to_device(all, Device::CPU), ph = to_device(part, Device::CPU);
+      EXPECT_EQ(0, std::memcmp(ph.data, ah.rows(rows - tail, rows).data, ph.nbytes()))
+          << "K " << K << " N " << N << (bias ? " with bias" : "");
+    }
   }
 }
 

@@ -308,18 +308,23 @@ std::vector<Tensor> Transformer::velocity(const std::vector<TransformerSample>& 
   }
   const RopeTables joint_rope = concat_tables(joint_pos, w_.rope_bands, device_);
   for (int64_t i = 0; i < c_.layers; ++i) {
-    // A sample that skips block i keeps its rows: saved before, put back after.
-    std::vector<std::pair<int64_t, Tensor>> kept;
-    for (int64_t k = 0; k < S; ++k)
-      if (std::count(samples[k].skip_layers.begin(), samples[k].skip_layers.end(), i)) {
-        Tensor copy = empty(DType::BF16, {joint_seqs[k + 1] - joint_seqs[k], c_.dim}, device_);
-        copy_into(copy, x.rows(joint_seqs[k], joint_seqs[k + 1]));
-        kept.emplace_back(k, copy);
+    // Block i runs on each run of consecutive samples that do not skip it, their rows a view of x.
+    auto skips = [&](int64_t k) {
+      return std::count(samples[k].skip_layers.begin(), samples[k].skip_layers.end(), i) > 0;
+    };
+    for (int64_t k = 0; k < S;) {
+      if (skips(k)) {
+        ++k;
+        continue;
       }
-    if (static_cast<int64_t>(kept.size()) < S) joint_block_on(i, x, time, joint_rope, joint_seqs);
-    for (auto& [k, copy] : kept) {
-      Tensor dst = x.rows(joint_seqs[k], joint_seqs[k + 1]);
-      copy_into(dst, copy);
+      int64_t k1 = k + 1;
+      while (k1 < S && !skips(k1)) ++k1;
+      const int64_t a = joint_seqs[k], b = joint_seqs[k1];
+      SeqOffsets seqs;
+      for (int64_t j = k; j <= k1; ++j) seqs.push_back(joint_seqs[j] - a);
+      Tensor rows = x.rows(a, b);
+      joint_block_on(i, rows, time, {joint_rope.cos.rows(a, b), joint_rope.sin.rows(a, b)}, seqs);
+      k = k1;
     }
     report(progress, "block " + std::to_string(i), c_.text_blocks + i + 1, total);
   }

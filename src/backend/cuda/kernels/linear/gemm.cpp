@@ -16,10 +16,11 @@ namespace tf::cuda {
 namespace {
 
 // A row's sum order must not depend on how many rows share the product (a prompt packed with its
-// negative gives the prompt's own bytes), so up to the reference row count, the most a pack holds,
-// the algorithm is chosen once per weight shape and reused; a longer product is one sequence's own
-// and gets the algorithm chosen for its row count.
+// negative, a picture's two guidance branches, give each their own bytes), so the algorithm is chosen
+// once per weight shape for each of two row ranges, at a reference row count, and reused for every
+// count in the range (one algorithm: one tile shape, one k split, so one sum order for each element).
 constexpr int64_t kReferenceRows = kLinearPackedRows;
+constexpr int64_t kLargeReferenceRows = 4096;
 
 struct RowLayouts {
   cublasLtMatrixLayout_t b = nullptr, c = nullptr;
@@ -29,7 +30,8 @@ struct RowLayouts {
 struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t a = nullptr;
-  cublasLtMatmulAlgo_t algo{};
+  cublasLtMatmulAlgo_t algo{};        // up to kReferenceRows rows
+  cublasLtMatmulAlgo_t algo_large{};  // more
   std::map<int64_t, RowLayouts> rows;
 };
 
@@ -99,6 +101,10 @@ Plan make_plan(const Key& key) {
   p.algo = heuristic_algo(p, ref, kReferenceRows, n, k, align_x, align_w, align_y);
   cublasLtMatrixLayoutDestroy(ref.b);
   cublasLtMatrixLayoutDestroy(ref.c);
+  RowLayouts large = make_row_layouts(kLargeReferenceRows, n, k);
+  p.algo_large = heuristic_algo(p, large, kLargeReferenceRows, n, k, align_x, align_w, align_y);
+  cublasLtMatrixLayoutDestroy(large.b);
+  cublasLtMatrixLayoutDestroy(large.c);
   return p;
 }
 
@@ -108,9 +114,8 @@ const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
   auto [n, k, align_x, align_w, align_y, bias] = key;
   RowLayouts r = make_row_layouts(m, n, k);
   cublasLtMatmulHeuristicResult_t check{};
-  r.algo = p.algo;
-  if (m > kReferenceRows ||
-      cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
+  r.algo = m > kReferenceRows ? p.algo_large : p.algo;
+  if (cublasLtMatmulAlgoCheck(lt_handle(), p.op, p.a, r.b, r.c, r.c, &r.algo, &check) != CUBLAS_STATUS_SUCCESS ||
       check.workspaceSize > lt_workspace_bytes())
     r.algo = heuristic_algo(p, r, m, n, k, align_x, align_w, align_y);
   return p.rows.emplace(m, r).first->second;
