@@ -1,8 +1,7 @@
 // qkv_norm_rope on CUDA: one warp a (token, q|k|v, head) row of d = 32 N elements, lane l holding
 // elements 32 n + l (rms_norm_rows_kernel<32, N, 1, true>'s slots at d = 64 and 128, so the same sums
-// and bytes as the steps);
-// RoPE's pairs (i, i + half) sit in the same lane for half a multiple of 32. Other geometry runs
-// the steps' kernels.
+// and bytes as the steps); RoPE over the whole head pairs (i, i + d / 2) in the same lane. Other
+// geometry runs the steps' kernels.
 #include "backend/attention/qkv_norm_rope.h"
 #include "backend/cuda/primitives/device_math.cuh"
 #include "backend/cuda/runtime/check.h"
@@ -44,20 +43,13 @@ __global__ void qkv_norm_rope_kernel(const uint16_t* qkv, const uint16_t* q_norm
   float y[N];
 #pragma unroll
   for (int n = 0; n < N; ++n) y[n] = round_bf16(round_bf16(x[n] * r) * ld_bf16(w, 32 * n + lane));
-  const int hs = half / 32;  // the partner's slot distance
+  // RoPE over the whole head (2 half = d): element 32 n + l pairs with slot n -+ N / 2 of the same lane
 #pragma unroll
   for (int n = 0; n < N; ++n) {
-    const int i = 32 * n + lane;
-    float out = y[n];
-    if (i < 2 * half) {
-      const int f = i < half ? i : i - half;
-      const float c = ld_bf16(cos, t * half + f), s = ld_bf16(sin, t * half + f);
-      float other = 0.0f;
-#pragma unroll
-      for (int m = 0; m < N; ++m)  // a register array's index must be known at compile time
-        if (m == (i < half ? n + hs : n - hs)) other = y[m];
-      out = i < half ? round_bf16(y[n] * c) + round_bf16(-other * s) : round_bf16(y[n] * c) + round_bf16(other * s);
-    }
+    const int i = 32 * n + lane, f = n < N / 2 ? i : i - half;
+    const float c = ld_bf16(cos, t * half + f), s = ld_bf16(sin, t * half + f);
+    const float other = y[n < N / 2 ? n + N / 2 : n - N / 2];
+    const float out = round_bf16(y[n] * c) + round_bf16((n < N / 2 ? -other : other) * s);
     dst[i] = st_bf16(out);
   }
 }
@@ -76,8 +68,8 @@ void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm
                                             out(k), out(v), T, static_cast<int>(H), static_cast<int>(half));
     TF_CUDA_LAUNCH("qkv_norm_rope_kernel");
   };
-  if (half % 32 == 0 && d == 64) return go(qkv_norm_rope_kernel<2>);
-  if (half % 32 == 0 && d == 128) return go(qkv_norm_rope_kernel<4>);
+  if (2 * half == d && d == 64) return go(qkv_norm_rope_kernel<2>);
+  if (2 * half == d && d == 128) return go(qkv_norm_rope_kernel<4>);
   // the steps: copies, the norm kernel on q's and k's rows, the rope kernel
   const size_t row = static_cast<size_t>(H * d) * 2;
   for (int part = 0; part < 3; ++part) {
