@@ -2,7 +2,8 @@
 // Bidirectional attention with a fused kernel's numerics (backend/attention/attention.h, numerics
 // fused) on Hopper, FlashAttention-3's structure: one producer warpgroup whose thread 0 asks TMA
 // for the query tile and a ring of key and value tiles, and two consumer warpgroups of 64 query rows
-// each that run s = q k^T and o += p v on wgmma with the softmax in registers between. Per key tile
+// each that run s = q k^T and o += p v on wgmma with the softmax in registers between, each
+// overlapping a tile's softmax with the previous tile's p v and ping-ponging with the other. Per key tile
 // of 128: s = fp32 sum * scale; the row's running max m, e = exp(s - m), the running sum l and o
 // rescaled by exp(m_old - m); e enters p v as bf16 (a fused kernel's one extra rounding); o / l is
 // rounded once at the end. Key tiles start at the row's sequence start, so a sequence's bytes do
@@ -27,7 +28,7 @@ constexpr int kTileElems = kRows * D;
 template <int D>
 constexpr size_t smem_bytes() {
   // the query tile, kStages key and value tiles, the barriers, alignment to the swizzle's 1024 bytes
-  return sizeof(uint16_t) * size_t(kTileElems<D>) * (1 + 2 * kStages) + 8 * sizeof(uint64_t) * (1 + 3 * kStages) + 1024;
+  return sizeof(uint16_t) * size_t(kTileElems<D>) * (1 + 2 * kStages) + sizeof(uint64_t) * (1 + 4 * kStages) + 1024;
 }
 
 // 128 rows of head `head` from token `first` of a [tokens, heads, D] map (dims {D, heads, tokens},
@@ -57,7 +58,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* q_full = bars;
   uint64_t* k_full = bars + 1;                // [kStages]
   uint64_t* v_full = bars + 1 + kStages;      // [kStages]
-  uint64_t* kv_empty = bars + 1 + 2 * kStages;  // [kStages], every consumer thread arrives
+  uint64_t* k_empty = bars + 1 + 2 * kStages;  // [kStages], every consumer thread arrives
+  uint64_t* v_empty = bars + 1 + 3 * kStages;  // [kStages], likewise
 
   const int64_t start = seqs.offsets[blockIdx.z], end = seqs.offsets[blockIdx.z + 1];
   const int64_t row0 = start + int64_t(blockIdx.x) * kRows;
@@ -70,7 +72,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int s = 0; s < kStages; ++s) {
       mbarrier_init(&k_full[s], 1);
       mbarrier_init(&v_full[s], 1);
-      mbarrier_init(&kv_empty[s], 128 * kConsumers);
+      mbarrier_init(&k_empty[s], 128 * kConsumers);
+      mbarrier_init(&v_empty[s], 128 * kConsumers);
     }
     mbarrier_init_fence();
   }
@@ -82,9 +85,11 @@ __global__ void __launch_bounds__(kThreads, 1)
     tma_tile<D>(qs, &qmap, q_full, h, static_cast<int>(row0));
     for (int t = 0; t < tiles; ++t) {
       const int s = t % kStages;
-      if (t >= kStages) mbarrier_wait(&kv_empty[s], ((t / kStages) - 1) & 1);
       const int first = static_cast<int>(start) + t * kKeys;
+      // a key tile is free once its scores are formed, a value tile once its p v is
+      if (t >= kStages) mbarrier_wait(&k_empty[s], ((t / kStages) - 1) & 1);
       tma_tile<D>(ks(s), &kmap, &k_full[s], hk, first);
+      if (t >= kStages) mbarrier_wait(&v_empty[s], ((t / kStages) - 1) & 1);
       tma_tile<D>(vs(s), &vmap, &v_full[s], hk, first);
     }
     return;
@@ -97,15 +102,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
   for (int i = 0; i < D / 2; ++i) oacc[i] = 0.0f;
   float sacc[kKeys / 2];
-  mbarrier_wait(q_full, 0);
+  uint32_t pa[kKeys / 16][4];  // the previous tile's p, wgmma's A operand
   const uint16_t* qc = qs + c * 64 * 64;  // this warpgroup's 64 rows in every column block
 
-  for (int t = 0; t < tiles; ++t) {
-    const int s = t % kStages;
-    const uint32_t parity = (t / kStages) & 1;
-    mbarrier_wait(&k_full[s], parity);
+  auto issue_scores = [&](int s) {  // sacc = q k^T of the key tile in stage s
     wgmma_fence_registers(sacc);
-    wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D / 16; ++kk) {
       const uint64_t a = wgmma_descriptor_at_k16(wgmma_descriptor(qc + (kk / 4) * kRows * 64), kk % 4);
@@ -113,16 +114,23 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_m64k16_bf16<kKeys>(sacc, a, b, kk != 0);
     }
     wgmma_commit();
-    wgmma_wait_all();
-    wgmma_fence_registers(sacc);
-    // scores in log2 units; keys past the sequence are -inf
+  };
+  auto issue_values = [&](int s) {  // oacc += p v of the value tile in stage s
+    wgmma_fence_registers(oacc);
+#pragma unroll
+    for (int kk = 0; kk < kKeys / 16; ++kk)
+      wgmma_m64k16_bf16_reg_a<D>(oacc, pa[kk], wgmma_descriptor_mn_major(vs(s) + kk * 16 * 64, kRows * 64 * 2));
+    wgmma_commit();
+  };
+  // The softmax of tile t's scores: keys past the sequence -inf, the running max, e = exp2 of the
+  // scores in log2 units less it, the running sum; alpha[r] rescales what o held before this tile.
+  auto softmax = [&](int t, float (&alpha)[2]) {
     const int valid = n_keys - t * kKeys;
 #pragma unroll
     for (int i = 0; i < kKeys / 2; ++i) {
       const int j = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
       sacc[i] = j < valid ? sacc[i] * scale_log2 : -INFINITY;
     }
-    uint32_t pa[kKeys / 16][4];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       float mt = m[r];
@@ -130,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < kKeys / 8; ++j) mt = fmaxf(mt, fmaxf(sacc[4 * j + 2 * r], sacc[4 * j + 2 * r + 1]));
       mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
       mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
-      const float alpha = exp2f(m[r] - mt);  // m[r] = -inf on the first tile: 0
+      alpha[r] = exp2f(m[r] - mt);  // m[r] = -inf on the first tile: 0
       m[r] = mt;
       float sum = 0.0f;
 #pragma unroll
@@ -140,13 +148,19 @@ __global__ void __launch_bounds__(kThreads, 1)
         sacc[4 * j + 2 * r] = e0;
         sacc[4 * j + 2 * r + 1] = e1;
       }
-      l[r] = l[r] * alpha + sum;
-#pragma unroll
-      for (int j = 0; j < D / 8; ++j) {
-        oacc[4 * j + 2 * r] *= alpha;
-        oacc[4 * j + 2 * r + 1] *= alpha;
-      }
+      l[r] = l[r] * alpha[r] + sum;
     }
+  };
+  auto rescale = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int j = 0; j < D / 8; ++j)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        oacc[4 * j + 2 * r] *= alpha[r];
+        oacc[4 * j + 2 * r + 1] *= alpha[r];
+      }
+  };
+  auto to_operand = [&] {  // e as bf16 pairs in wgmma's A layout, 16 keys a step
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk)
 #pragma unroll
@@ -154,27 +168,69 @@ __global__ void __launch_bounds__(kThreads, 1)
 #pragma unroll
         for (int r = 0; r < 2; ++r)
           pa[kk][half * 2 + r] = pack_bf16(sacc[(2 * kk + half) * 4 + r * 2], sacc[(2 * kk + half) * 4 + r * 2 + 1]);
-    mbarrier_wait(&v_full[s], parity);
-    if (valid < kKeys) {  // value rows past the sequence (the next one's, maybe not finite) must add nothing
-      consumers_sync();
-      constexpr int kChunks = D / 8;
-      for (int e = threadIdx.x - 128; e < (kKeys - valid) * kChunks; e += 128 * kConsumers) {
-        const int row = valid + e / kChunks, ch = e % kChunks;
-        *reinterpret_cast<uint4*>(vs(s) + (ch / 8) * (kRows * 64) + row * 64 + (ch % 8) * 8) = make_uint4(0, 0, 0, 0);
-      }
-      fence_shared_for_async_proxy();
-      consumers_sync();
-    }
-    wgmma_fence_registers(oacc);
+  };
+  // Ping-pong: the two warpgroups take turns issuing their products (named barriers 2 and 3), so one's
+  // softmax runs while the other's products hold the tensor cores. Warpgroup 1 lets 0 go first and
+  // skips its last hand-back, so every barrier is met as often as it is waited on.
+  const int phases = tiles + 1;
+  auto my_turn = [&] { asm volatile("bar.sync %0, %1;\n" ::"r"(2 + c), "n"(128 * kConsumers) : "memory"); };
+  auto hand_over = [&](int phase) {
+    if (c == 1 && phase == phases - 1) return;
+    asm volatile("bar.arrive %0, %1;\n" ::"r"(3 - c), "n"(128 * kConsumers) : "memory");
+  };
+  if (c == 1) asm volatile("bar.arrive 2, %0;\n" ::"n"(128 * kConsumers) : "memory");
+
+  mbarrier_wait(q_full, 0);
+  mbarrier_wait(&k_full[0], 0);
+  my_turn();
+  wgmma_fence();
+  issue_scores(0);
+  hand_over(0);
+  wgmma_wait<0>();
+  wgmma_fence_registers(sacc);
+  mbarrier_arrive(&k_empty[0]);
+  float alpha[2];
+  softmax(0, alpha);
+  to_operand();
+  // tile t's scores are on the tensor cores while tile t - 1's p v waits behind them; the softmax of
+  // t runs as p v finishes, then o is rescaled and t's p takes the operand registers
+  for (int t = 1; t < tiles; ++t) {
+    const int s = t % kStages, sp = (t - 1) % kStages;
+    mbarrier_wait(&k_full[s], (t / kStages) & 1);
+    mbarrier_wait(&v_full[sp], ((t - 1) / kStages) & 1);
+    my_turn();
     wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < kKeys / 16; ++kk)
-      wgmma_m64k16_bf16_reg_a<D>(oacc, pa[kk], wgmma_descriptor_mn_major(vs(s) + kk * 16 * 64, kRows * 64 * 2));
-    wgmma_commit();
-    wgmma_wait_all();
+    issue_scores(s);
+    issue_values(sp);
+    hand_over(t);
+    wgmma_wait<1>();
+    wgmma_fence_registers(sacc);
+    mbarrier_arrive(&k_empty[s]);
+    softmax(t, alpha);
+    wgmma_wait<0>();
     wgmma_fence_registers(oacc);
-    mbarrier_arrive(&kv_empty[s]);
+    mbarrier_arrive(&v_empty[sp]);
+    rescale(alpha);
+    to_operand();
   }
+  const int last = (tiles - 1) % kStages, valid = n_keys - (tiles - 1) * kKeys;
+  mbarrier_wait(&v_full[last], ((tiles - 1) / kStages) & 1);
+  if (valid < kKeys) {  // value rows past the sequence (the next one's, maybe not finite) must add nothing
+    consumers_sync();
+    constexpr int kChunks = D / 8;
+    for (int e = threadIdx.x - 128; e < (kKeys - valid) * kChunks; e += 128 * kConsumers) {
+      const int row = valid + e / kChunks, ch = e % kChunks;
+      *reinterpret_cast<uint4*>(vs(last) + (ch / 8) * (kRows * 64) + row * 64 + (ch % 8) * 8) = make_uint4(0, 0, 0, 0);
+    }
+    fence_shared_for_async_proxy();
+    consumers_sync();
+  }
+  my_turn();
+  wgmma_fence();
+  issue_values(last);
+  hand_over(phases - 1);
+  wgmma_wait<0>();
+  wgmma_fence_registers(oacc);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     l[r] = l[r] + __shfl_xor_sync(0xffffffffu, l[r], 1);

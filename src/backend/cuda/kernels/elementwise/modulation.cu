@@ -46,8 +46,9 @@ struct Silu {
 };
 struct SituGatedProduct {  // bf16(bf16(4 tanh(g / 4)) * bf16(sigmoid(g))) * bf16(25 tanh(u / 25))
   __device__ float operator()(float u, float g, float, float) const {
-    const float t4 = round_bf16(4.0f * round_bf16(tanhf(round_bf16(__fdiv_rn(g, 4.0f)))));
-    const float a = round_bf16(t4 * round_bf16(sigmoid32(g)));
+    // g / 4 is exact as g * 0.25; 1 / (1 + e) correctly rounded is the reciprocal's
+    const float t4 = round_bf16(4.0f * round_bf16(tanhf(round_bf16(g * 0.25f))));
+    const float a = round_bf16(t4 * round_bf16(__frcp_rn(__fadd_rn(1.0f, expf(-g)))));
     const float b = round_bf16(25.0f * round_bf16(tanhf(round_bf16(__fdiv_rn(u, 25.0f)))));
     return a * b;
   }

@@ -31,8 +31,9 @@ __device__ __forceinline__ float row_sum(float v, float* scratch) {
     if (lane == 0) scratch[warp] = v;
     __syncthreads();
     float s = 0.0f;
+    const int first = (threadIdx.x / tpr) * (tpr / 32);  // this row's first warp
 #pragma unroll
-    for (int w = 0; w < tpr / 32; ++w) s = s + scratch[w];
+    for (int w = 0; w < tpr / 32; ++w) s = s + scratch[first + w];
     __syncthreads();
     return s;
   }
@@ -111,10 +112,14 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
   uint16_t* xr = x + (live ? row : 0) * d;
   float v[N], wv[N];  // the weights are read before any store, which the compiler may not move loads past
   load_slots<tpr, N, V>(xr, lane, d, v);
+  if (V > 1 && !w_f32) {
+    load_slots<tpr, N, V>(static_cast<const uint16_t*>(w), lane, d, wv);
+  } else {
 #pragma unroll
-  for (int n = 0; n < N; ++n) {
-    const int i = slot_index<tpr, V>(n, lane);
-    wv[n] = i < d ? ld_weight(w, w_f32, i) : 0.0f;
+    for (int n = 0; n < N; ++n) {
+      const int i = slot_index<tpr, V>(n, lane);
+      wv[n] = i < d ? ld_weight(w, w_f32, i) : 0.0f;
+    }
   }
   if ((delta || shares) && live) {
     float e[N];
@@ -136,11 +141,11 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
 #pragma unroll
   for (int n = 0; n < N; ++n) out[n] = PLAIN ? round_bf16(v[n] * r) * wv[n] : (v[n] * r) * (1.0f + wv[n]);
   if (shift) {
+    float sh[N], sc[N];
+    load_slots<tpr, N, V>(shift, lane, d, sh);
+    load_slots<tpr, N, V>(scale, lane, d, sc);
 #pragma unroll
-    for (int n = 0; n < N; ++n) {
-      const int i = slot_index<tpr, V>(n, lane);
-      if (i < d) out[n] = round_bf16(round_bf16(out[n]) * round_bf16(1.0f + ld_bf16(scale, i))) + ld_bf16(shift, i);
-    }
+    for (int n = 0; n < N; ++n) out[n] = round_bf16(round_bf16(out[n]) * round_bf16(1.0f + sc[n])) + sh[n];
   }
   store_slots<tpr, N, V>(yr, lane, d, out);
 }
@@ -267,9 +272,11 @@ void launch_norm_rows(uint16_t* x, ResidualDelta delta, const void* w, bool f32,
   };
   // rows that are whole 16-byte pieces per thread take the vector kernel
   const bool pieces = d % (8 * tpr) == 0 && bf16x8_ok(d, {x, y}) && (!delta.rows || bf16x8_ok(d, {delta.rows})) &&
-                      reinterpret_cast<uintptr_t>(delta.shares) % 16 == 0;
+                      reinterpret_cast<uintptr_t>(delta.shares) % 16 == 0 && (f32 || bf16x8_ok(d, {w})) &&
+                      (!mod.shift || bf16x8_ok(d, {mod.shift, mod.scale}));
   if (pieces && per == 8) go(rms_norm_rows_kernel<tpr, 8, 8, PLAIN>);
   else if (pieces && per == 16) go(rms_norm_rows_kernel<tpr, 16, 8, PLAIN>);
+  else if (pieces && per == 24) go(rms_norm_rows_kernel<tpr, 24, 8, PLAIN>);
   else if (pieces && per == 32) go(rms_norm_rows_kernel<tpr, 32, 8, PLAIN>);
   else if (per <= 1) go(rms_norm_rows_kernel<tpr, 1, 1, PLAIN>);
   else if (per <= 2) go(rms_norm_rows_kernel<tpr, 2, 1, PLAIN>);
@@ -287,7 +294,11 @@ void launch_norm(uint16_t* x, ResidualDelta delta, const Tensor& w, float eps, u
     fail("rms_norm: the CUDA kernel holds rows of up to " + std::to_string(kMaxRow) + " elements, got " +
          std::to_string(d));
   const bool f32 = w.dtype == DType::F32;
-  if (d >= 1024) launch_norm_rows<kBlock, PLAIN>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d), mod);
+  // rows of whole 16-byte pieces a thread: 256 threads where they divide the row so, else 128 (d = 3072)
+  const bool half_block = d % (8 * kBlock) != 0 && d % (8 * kBlock / 2) == 0 && d / (kBlock / 2) <= 32;
+  if (d >= 1024 && half_block)
+    launch_norm_rows<kBlock / 2, PLAIN>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d), mod);
+  else if (d >= 1024) launch_norm_rows<kBlock, PLAIN>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d), mod);
   else launch_norm_rows<32, PLAIN>(x, delta, w.data, f32, eps, y, rows, static_cast<int>(d), mod);
   TF_CUDA_LAUNCH("rms_norm_rows_kernel");
 }
