@@ -28,6 +28,7 @@ enum class Variant : int {
   channels_attention_kernel,
   softmax_rows,
   cpu_linear,
+  linear_large_rows,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -111,6 +112,10 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the CPU's linear kernel: `auto` the widest the machine has; a named one where the machine has it, else the "
      "widest it has",
      true},
+    {Variant::linear_large_rows, "TF_LINEAR_LARGE_ROWS", {"4224", "4096", "8192"},
+     "CUDA's bf16 products above 128 rows: the row count at which cuBLASLt's algorithm is chosen, once per weight "
+     "shape and reused for every count (4224: a 1024^2 picture's 4,096 image tokens and up to 128 text tokens)",
+     false},
 }};
 
 namespace variants {

@@ -20,7 +20,10 @@ namespace {
 // once per weight shape for each of two row ranges, at a reference row count, and reused for every
 // count in the range (one algorithm: one tile shape, one k split, so one sum order for each element).
 constexpr int64_t kReferenceRows = kLinearPackedRows;
-constexpr int64_t kLargeReferenceRows = 4096;
+int64_t large_reference_rows() {
+  constexpr int64_t rows[] = {4224, 4096, 8192};  // TF_LINEAR_LARGE_ROWS's choices
+  return rows[variant(Variant::linear_large_rows)];
+}
 
 struct RowLayouts {
   cublasLtMatrixLayout_t b = nullptr, c = nullptr;
@@ -35,7 +38,8 @@ struct Plan {
   std::map<int64_t, RowLayouts> rows;
 };
 
-using Key = std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t, int>;  // n, k, alignments, GemmBias
+using Key = std::tuple<int64_t, int64_t, uint32_t, uint32_t, uint32_t, int, int64_t>;  // n, k, alignments, GemmBias,
+                                                                                       // large reference rows
 
 std::mutex g_mu;
 std::map<Key, Plan> g_plans;
@@ -84,7 +88,7 @@ cublasLtMatmulAlgo_t heuristic_algo(const Plan& p, const RowLayouts& r, int64_t 
 }
 
 Plan make_plan(const Key& key) {
-  auto [n, k, align_x, align_w, align_y, bias] = key;
+  auto [n, k, align_x, align_w, align_y, bias, large_rows] = key;
   Plan p;
   TF_CUBLAS(cublasLtMatmulDescCreate(&p.op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -101,8 +105,8 @@ Plan make_plan(const Key& key) {
   p.algo = heuristic_algo(p, ref, kReferenceRows, n, k, align_x, align_w, align_y);
   cublasLtMatrixLayoutDestroy(ref.b);
   cublasLtMatrixLayoutDestroy(ref.c);
-  RowLayouts large = make_row_layouts(kLargeReferenceRows, n, k);
-  p.algo_large = heuristic_algo(p, large, kLargeReferenceRows, n, k, align_x, align_w, align_y);
+  RowLayouts large = make_row_layouts(large_rows, n, k);
+  p.algo_large = heuristic_algo(p, large, large_rows, n, k, align_x, align_w, align_y);
   cublasLtMatrixLayoutDestroy(large.b);
   cublasLtMatrixLayoutDestroy(large.c);
   return p;
@@ -111,7 +115,7 @@ Plan make_plan(const Key& key) {
 const RowLayouts& row_layouts(Plan& p, const Key& key, int64_t m) {
   auto it = p.rows.find(m);
   if (it != p.rows.end()) return it->second;
-  auto [n, k, align_x, align_w, align_y, bias] = key;
+  auto [n, k, align_x, align_w, align_y, bias, large_rows] = key;
   RowLayouts r = make_row_layouts(m, n, k);
   cublasLtMatmulHeuristicResult_t check{};
   r.algo = m > kReferenceRows ? p.algo_large : p.algo;
@@ -143,7 +147,7 @@ void gemm_cublaslt_bias(const void* x, const void* w, const void* b, GemmBias bi
                         int64_t k) {
   if (m == 0 || n == 0) return;
   require(k > 0, "gemm_bf16_xwt: empty inner dimension");
-  Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y), int(bias)};
+  Key key{n, k, alignment_of(x), alignment_of(w), alignment_of(y), int(bias), large_reference_rows()};
   std::lock_guard<std::mutex> l(g_mu);
   auto it = g_plans.find(key);
   if (it == g_plans.end()) it = g_plans.emplace(key, make_plan(key)).first;

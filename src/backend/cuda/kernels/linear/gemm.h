@@ -2,7 +2,7 @@
 // bf16 matrix products y[m, n] = bf16(x[m, k] . w[n, k]^T), fp32 accumulation, one rounding at the end.
 // Up to kStreamingRows rows: the weight-streaming kernel (gemm_streaming.cu). More rows: cuBLASLt,
 // with the algorithm chosen once per (weight shape, alignment) at a reference row count for up to 128
-// rows and one for more, restricted to kernels without split-K reductions in the output type, and
+// rows and one for more (TF_LINEAR_LARGE_ROWS), restricted to kernels without split-K reductions in the output type, and
 // reused for every row count of its range. Either way a row's sums do not depend on how many rows
 // share the product within a range, so repeats and packed samples are byte-identical to single runs.
 #include <cstdint>
