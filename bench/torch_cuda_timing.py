@@ -1,5 +1,8 @@
 """CUDA-event timing of a torch callable, shared by the torch sides of the benches
-(bench/encoder_vs_torch/torch_timer.py, bench/vae_vs_torch_torch.py)."""
+(bench/encoder_vs_torch/torch_timer.py, bench/vae_vs_torch_torch.py,
+bench/transformer_vs_torch/torch_timer.py), and its wall-clock stand-in on the CPU."""
+import time
+
 import torch
 
 
@@ -17,4 +20,19 @@ def cuda_event_times_ms(fn, reps, warmup):
         end.record()
         torch.cuda.synchronize()
         runs.append(start.elapsed_time(end))
+    return runs
+
+
+def times_ms(fn, reps, warmup, device):
+    """cuda_event_times_ms on a CUDA device; on the CPU (where a call ends when it returns) the wall
+    clock around each call."""
+    if torch.device(device).type == "cuda":
+        return cuda_event_times_ms(fn, reps, warmup)
+    for _ in range(warmup):
+        fn()
+    runs = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        runs.append((time.perf_counter() - t0) * 1e3)
     return runs
