@@ -2,7 +2,8 @@
 """Where a recorded forward's GPU time goes between kernels: reads kernel_timeline.cpp's CSV, takes
 each graph launch (a run of kernels with the same nonzero graph id) and prints its span, the kernels'
 busy time, the idle gaps between them, and per kernel name: count, time, mean gap after it.
-Usage: kernel_gaps.py kernels.csv [--last N]"""
+With --eager, kernels launched one by one: a run ends at an idle gap of over 2 ms (one forward each).
+Usage: kernel_gaps.py kernels.csv [--last N] [--eager]"""
 import argparse
 import collections
 import csv
@@ -22,6 +23,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("csv")
     ap.add_argument("--last", type=int, default=2)
+    ap.add_argument("--eager", action="store_true", help="runs of kernels launched one by one, split at 2 ms gaps")
     a = ap.parse_args()
     with open(a.csv) as f:
         rows = csv.DictReader(f)
@@ -33,7 +35,12 @@ def main():
     ev.sort()
     runs = []
     for e in ev:
-        if e[2] and runs and runs[-1][-1][2] == e[2] and e[0] - runs[-1][-1][1] < 100_000:
+        if a.eager:
+            if runs and e[0] - runs[-1][-1][1] < 2_000_000:
+                runs[-1].append(e)
+            else:
+                runs.append([e])
+        elif e[2] and runs and runs[-1][-1][2] == e[2] and e[0] - runs[-1][-1][1] < 100_000:
             runs[-1].append(e)
         elif e[2]:
             runs.append([e])

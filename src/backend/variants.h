@@ -47,8 +47,9 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "at every row count (so no k shares and no gated product in the product's launch)",
      false},
     {Variant::cuda_graph, "TF_CUDA_GRAPH", {"on", "off"},
-     "`on`: the encoder's forward for a pack layout (up to 128 rows) seen a second time recorded as one CUDA graph, "
-     "then replayed; `off`: every forward launched kernel by kernel",
+     "`on`: the encoder's forward for a pack layout (up to 128 rows), and the transformer's packed pass for a layout "
+     "(each sample's size, text length, skipped blocks), seen a second time recorded as one CUDA graph, then "
+     "replayed; `off`: every forward launched kernel by kernel",
      true},
     {Variant::delta_rule, "TF_DELTA_RULE", {"auto", "recurrent", "chunked"},
      "the gated delta rule's form: `auto` the chunked form (its products on the tensor cores as 3xTF32) for a "

@@ -9,6 +9,7 @@
 
 #include "backend/attention/attention.h"
 #include "backend/linear/linear.h"
+#include "backend/variants.h"
 #include "check/gate/transformer.h"
 #include "check/random_tensor.h"
 #include "cuda_test_util.h"
@@ -52,6 +53,30 @@ TEST(CudaTransformer, ReleasedGeometryCase) {
   const char* m = std::getenv("TF_RELEASED_TRANSFORMER_MODEL");
   if (!c || !m) GTEST_SKIP() << "TF_RELEASED_TRANSFORMER_CASE / TF_RELEASED_TRANSFORMER_MODEL not set";
   expect_gate(m, c);
+}
+
+// A guidance step's layout seen a first time (eager), a second (recorded, then replayed) and a third
+// (replayed): the same bytes each time, and the same as every pass launched kernel by kernel.
+TEST(CudaTransformer, RecordedPassGivesTheEagerBytes) {
+  TF_REQUIRE_CUDA_GPU();
+  const auto t = moss_image::Transformer::load(kData + "/moss-transformer-tiny", {Device::CUDA, true});
+  const int64_t C = t.config().latent_channels, Dt = t.config().text_dim;
+  const std::vector<moss_image::TransformerSample> step{
+      {check::random_normal_tensor(DType::F32, {C, 6, 4}, 1), check::random_normal_tensor(DType::BF16, {7, Dt}, 2), {}},
+      {check::random_normal_tensor(DType::F32, {C, 6, 4}, 1), check::random_normal_tensor(DType::BF16, {3, Dt}, 3), {2}}};
+  auto bytes = [&](float sigma) {
+    std::vector<Tensor> v = t.velocity(step, sigma);
+    std::vector<uint8_t> b;
+    for (const Tensor& x : v) b.insert(b.end(), x.ptr<uint8_t>(), x.ptr<uint8_t>() + x.nbytes());
+    return b;
+  };
+  const auto eager = bytes(0.5f), recorded = bytes(0.5f), replayed = bytes(0.5f);
+  EXPECT_EQ(eager, recorded);
+  EXPECT_EQ(eager, replayed);
+  const auto quarter = bytes(0.25f);  // a replay with sigma changed in device memory
+  EXPECT_NE(eager, quarter) << "a replay at another sigma gave the same velocity";
+  variants::Override off(Variant::cuda_graph, "off");
+  EXPECT_EQ(quarter, bytes(0.25f)) << "the replay differs from the pass launched kernel by kernel";
 }
 
 Tensor random_bf16(uint32_t seed, Shape s) {

@@ -1,11 +1,13 @@
 #pragma once
 // The caches a family keeps across calls, written once: work recorded per input layout (on CUDA a
-// graph a layout, replayed with one launch) and tables whose rows do not depend on their length.
+// graph a layout, replayed with one launch), tables whose rows do not depend on their length, and
+// values made once per layout.
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace tf {
 
@@ -67,6 +69,30 @@ class PrefixTableCache {
   std::mutex mu_;
   int64_t rows_ = 0;
   Tables tables_{};
+};
+
+// Values made once per key (tables for a pack layout) and kept: at most `capacity` keys, the
+// oldest dropped first.
+template <class Key, class Value>
+class LayoutCache {
+ public:
+  explicit LayoutCache(size_t capacity) : capacity_(capacity) {}
+
+  // The value of `key`, made by make() on its first sight.
+  template <class Make>
+  Value get(const Key& key, Make&& make) {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [k, v] : slots_)
+      if (k == key) return v;
+    if (slots_.size() >= capacity_ && !slots_.empty()) slots_.erase(slots_.begin());
+    slots_.emplace_back(key, make());
+    return slots_.back().second;
+  }
+
+ private:
+  std::mutex mu_;
+  size_t capacity_;
+  std::vector<std::pair<Key, Value>> slots_;
 };
 
 }  // namespace tf

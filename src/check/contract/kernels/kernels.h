@@ -21,6 +21,7 @@ void register_attention_bf16(bool cuda);
 void register_attention_f32_channels(bool cuda);
 void register_attention_fused(bool cuda);
 void register_qkv_norm_rope(bool cuda);
+void register_timestep_sinusoid(bool cuda);
 void register_causal_conv1d_silu(bool cuda);
 void register_conv2d(bool cuda);
 void register_upsample_nearest2x(bool cuda);

@@ -7,6 +7,7 @@
 #include "backend/attention/attention.h"
 #include "backend/attention/qkv_norm_rope.h"
 #include "backend/elementwise/silu.h"
+#include "backend/embed/timestep_sinusoid.h"
 #include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
 #include "backend/norm/rms_norm.h"
@@ -41,32 +42,6 @@ Tensor norm(const Tensor& x, const Tensor& w, float eps) {
   Tensor y = empty(DType::BF16, x.shape, x.device);
   rms_norm(x, w, {NormWeight::plain, eps}, y);
   return y;
-}
-
-// Latents F32 [C, h, w] -> bf16 tokens [h*w, C], token n = y*w + x (the reference's flatten and cast).
-Tensor latent_tokens(const Tensor& latents) {
-  const int64_t C = latents.dim(0), hw = latents.dim(1) * latents.dim(2);
-  Tensor t = empty(DType::BF16, {hw, C});
-  const float* src = latents.ptr<const float>();
-  uint16_t* dst = t.ptr<uint16_t>();
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t n = 0; n < hw; ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
-  return t;
-}
-
-// The timestep sinusoid as the reference: t = fp32(sigma * 1000); [cos | sin] of t * 10000^(-k/half)
-// in float64, then f64 -> f32 -> bf16. BF16 [1, freq_dim] on the CPU.
-Tensor sinusoid(float sigma, int64_t freq_dim) {
-  const int64_t half = freq_dim / 2;
-  const float t = sigma * 1000.0f;
-  Tensor e = empty(DType::BF16, {1, freq_dim});
-  uint16_t* p = e.ptr<uint16_t>();
-  for (int64_t k = 0; k < half; ++k) {
-    const double phase = static_cast<double>(t) * std::pow(10000.0, -static_cast<double>(k) / static_cast<double>(half));
-    p[k] = bf16_bits_from_float(static_cast<float>(std::cos(phase)));
-    p[half + k] = bf16_bits_from_float(static_cast<float>(std::sin(phase)));
-  }
-  return e;
 }
 
 Tensor host(const Tensor& t) { return to_device(t, Device::CPU); }
@@ -108,6 +83,17 @@ Tensor joint_positions(int64_t h, int64_t w, int64_t L) {
   return p;
 }
 
+// Latents F32 [C, h, w] -> bf16 tokens [h*w, C], token n = y*w + x (the reference's flatten and cast).
+Tensor latent_tokens(const Tensor& latents) {
+  const int64_t C = latents.dim(0), hw = latents.dim(1) * latents.dim(2);
+  Tensor t = empty(DType::BF16, {hw, C});
+  const float* src = latents.ptr<const float>();
+  uint16_t* dst = t.ptr<uint16_t>();
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t n = 0; n < hw; ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
+  return t;
+}
+
 Transformer::Transformer(LoadedTransformer loaded, Device device)
     : c_(std::move(loaded.config)), w_(std::move(loaded.weights)), device_(device) {}
 
@@ -115,8 +101,9 @@ Transformer Transformer::load(const std::string& path, const LoadOptions& option
   return Transformer(load_transformer(path, options), options.device);
 }
 
-Tensor Transformer::time_rows_on_device(float sigma) const {
-  const Tensor e = to_device(sinusoid(sigma, c_.freq_dim), device_);
+Tensor Transformer::time_rows_from(const Tensor& sigma) const {
+  Tensor e = empty(DType::BF16, {1, c_.freq_dim}, device_);
+  timestep_sinusoid(sigma, {}, e);
   Tensor t0 = product(e, w_.time_embedding_0);
   silu(t0, t0);
   const Tensor time = product(t0, w_.time_embedding_2);
@@ -128,7 +115,11 @@ Tensor Transformer::time_rows_on_device(float sigma) const {
   return rows;
 }
 
-Tensor Transformer::time_rows(float sigma) const { return host(time_rows_on_device(sigma)); }
+Tensor Transformer::time_rows(float sigma) const {
+  Tensor s = empty(DType::F32, {1});
+  s.ptr<float>()[0] = sigma;
+  return host(time_rows_from(to_device(s, device_)));
+}
 
 Tensor Transformer::video_embed(const Tensor& latents) const {
   require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c_.latent_channels,
@@ -159,7 +150,6 @@ Tensor Transformer::attention(const Tensor& qkv, const Tensor& q_norm, const Ten
 Tensor Transformer::text_block_on(int64_t i, const Tensor& x_in, const RopeTables& rope, const SeqOffsets& seqs) const {
   const TextBlockWeights& b = w_.text_embedder.blocks.at(i);
   const float eps = static_cast<float>(c_.eps);
-  const int64_t D = c_.dim;
   Tensor x = empty(DType::BF16, x_in.shape, device_);
   copy_into(x, x_in);
   const Tensor y = norm(x, b.norm1, eps);
@@ -222,6 +212,14 @@ RopeTables concat_tables(const std::vector<Tensor>& positions, const Tensor& ban
 
 }  // namespace
 
+RopeTables Transformer::rope_for(const std::vector<int64_t>& layout) const {
+  return rope_cache_->get(layout, [&] {
+    std::vector<Tensor> positions;
+    for (size_t k = 0; k + 2 < layout.size(); k += 3) positions.push_back(joint_positions(layout[k], layout[k + 1], layout[k + 2]));
+    return concat_tables(positions, w_.rope_bands, device_);
+  });
+}
+
 Tensor Transformer::text_block(int64_t i, const Tensor& x) const {
   require(i >= 0 && i < c_.text_blocks, "transformer: text block " + std::to_string(i) + " does not exist");
   require(x.dtype == DType::BF16 && x.rank() == 2 && x.dim(1) == c_.dim,
@@ -246,7 +244,11 @@ Tensor Transformer::joint_block(int64_t i, const Tensor& x, const Tensor& time, 
 Tensor Transformer::head(const Tensor& x, const Tensor& time, int64_t h, int64_t w) const {
   require(x.dtype == DType::BF16 && x.rank() == 2 && x.dim(1) == c_.dim && x.dim(0) >= h * w,
           "transformer: joint tokens are " + x.describe() + ", expected BF16 [h*w + L, " + std::to_string(c_.dim) + "]");
-  const Tensor v = host(head_on(to_device(x.rows(0, h * w), device_), to_device(time, device_)));  // [h*w, C]
+  return velocity_of(host(head_on(to_device(x.rows(0, h * w), device_), to_device(time, device_))), h, w);
+}
+
+// The head's rows [h*w, C] (bf16, CPU) as the velocity F32 [C, h, w].
+Tensor Transformer::velocity_of(const Tensor& v, int64_t h, int64_t w) const {
   Tensor out = empty(DType::F32, {c_.latent_channels, h, w});
   const uint16_t* src = v.ptr<const uint16_t>();
   float* dst = out.ptr<float>();
@@ -268,73 +270,6 @@ void Transformer::check_sample(const TransformerSample& s, size_t k) const {
   for (int64_t l : s.skip_layers)
     require(l >= 0 && l < c_.layers, which + ": skip layer " + std::to_string(l) + " is not a block (0 .. " +
                                          std::to_string(c_.layers - 1) + ")");
-}
-
-std::vector<Tensor> Transformer::velocity(const std::vector<TransformerSample>& samples, float sigma,
-                                          const Progress& progress) const {
-  require(!samples.empty(), "transformer: no sample to run");
-  require(std::isfinite(sigma), "transformer: sigma " + std::to_string(sigma) + " is not finite");
-  for (size_t k = 0; k < samples.size(); ++k) check_sample(samples[k], k);
-  const int64_t S = static_cast<int64_t>(samples.size()), total = c_.text_blocks + c_.layers + 1;
-  const Tensor time = time_rows_on_device(sigma);
-  // Text tokens of every sample, packed: [text0 ; text1 ; ...], each its own sequence.
-  SeqOffsets text_seqs{0}, joint_seqs{0};
-  std::vector<Tensor> text_pos, joint_pos;
-  for (const TransformerSample& s : samples) {
-    const int64_t L = s.rows.dim(0), h = s.latents.dim(1), w = s.latents.dim(2);
-    text_seqs.push_back(text_seqs.back() + L);
-    joint_seqs.push_back(joint_seqs.back() + h * w + L);
-    text_pos.push_back(text_positions(L));
-    joint_pos.push_back(joint_positions(h, w, L));
-  }
-  Tensor rows = empty(DType::BF16, {text_seqs.back(), c_.text_dim});
-  for (int64_t k = 0; k < S; ++k) {
-    Tensor dst = rows.rows(text_seqs[k], text_seqs[k + 1]);
-    copy_into(dst, samples[k].rows);
-  }
-  Tensor text = product(to_device(rows, device_), w_.text_embedder.proj);
-  const RopeTables text_rope = concat_tables(text_pos, w_.rope_bands, device_);
-  for (int64_t i = 0; i < c_.text_blocks; ++i) {
-    text = text_block_on(i, text, text_rope, text_seqs);  // attention within each sample's text
-    report(progress, "text block " + std::to_string(i), i + 1, total);
-  }
-  // The joint sequence of every sample: [image_k ; text_k], samples one after another.
-  Tensor x = empty(DType::BF16, {joint_seqs.back(), c_.dim}, device_);
-  for (int64_t k = 0; k < S; ++k) {
-    const int64_t hw = samples[k].latents.dim(1) * samples[k].latents.dim(2);
-    Tensor img = x.rows(joint_seqs[k], joint_seqs[k] + hw), txt = x.rows(joint_seqs[k] + hw, joint_seqs[k + 1]);
-    copy_into(img, product(to_device(latent_tokens(host(samples[k].latents)), device_), w_.video_embedder));
-    copy_into(txt, text.rows(text_seqs[k], text_seqs[k + 1]));
-  }
-  const RopeTables joint_rope = concat_tables(joint_pos, w_.rope_bands, device_);
-  for (int64_t i = 0; i < c_.layers; ++i) {
-    // Block i runs on each run of consecutive samples that do not skip it, their rows a view of x.
-    auto skips = [&](int64_t k) {
-      return std::count(samples[k].skip_layers.begin(), samples[k].skip_layers.end(), i) > 0;
-    };
-    for (int64_t k = 0; k < S;) {
-      if (skips(k)) {
-        ++k;
-        continue;
-      }
-      int64_t k1 = k + 1;
-      while (k1 < S && !skips(k1)) ++k1;
-      const int64_t a = joint_seqs[k], b = joint_seqs[k1];
-      SeqOffsets seqs;
-      for (int64_t j = k; j <= k1; ++j) seqs.push_back(joint_seqs[j] - a);
-      Tensor rows = x.rows(a, b);
-      joint_block_on(i, rows, time, {joint_rope.cos.rows(a, b), joint_rope.sin.rows(a, b)}, seqs);
-      k = k1;
-    }
-    report(progress, "block " + std::to_string(i), c_.text_blocks + i + 1, total);
-  }
-  std::vector<Tensor> out;
-  for (int64_t k = 0; k < S; ++k) {
-    const int64_t h = samples[k].latents.dim(1), w = samples[k].latents.dim(2);
-    out.push_back(head(host(x.rows(joint_seqs[k], joint_seqs[k + 1])), host(time), h, w));
-  }
-  report(progress, "head", total, total);
-  return out;
 }
 
 }  // namespace tf::moss_image

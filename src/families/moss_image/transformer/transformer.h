@@ -7,12 +7,15 @@
 // reference's bf16 tensors round, every sum in fp32. Several samples (a guidance step's cond and
 // uncond branch) pack into one pass, each with its own bytes.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "backend/device/recorded_work.h"
 #include "backend/device/seq_offsets.h"
 #include "backend/rope/rope_tables.h"
 #include "core/tensor.h"
+#include "families/common/caches.h"
 #include "families/common/load_options.h"
 #include "families/common/progress.h"
 #include "families/moss_image/transformer/load.h"
@@ -54,22 +57,46 @@ class Transformer {
 
  private:
   void check_sample(const TransformerSample& s, size_t k) const;
-  Tensor time_rows_on_device(float sigma) const;
+  // The modulation rows [8, dim] on the device from sigma F32 [1] there.
+  Tensor time_rows_from(const Tensor& sigma) const;
+  // The packed pass on the device: sigma F32 [1]; tokens BF16 [sum h*w, C], each sample's latent
+  // pixels in row-major order; rows BF16 [sum L, text_dim]; out BF16 [sum h*w, C], the head's rows.
+  void pass(const std::vector<TransformerSample>& samples, const Tensor& sigma, const Tensor& tokens, const Tensor& rows,
+            const RopeTables& text_rope, const RopeTables& joint_rope, Tensor& out, const Progress& progress) const;
   Tensor text_block_on(int64_t i, const Tensor& x, const RopeTables& rope, const SeqOffsets& seqs) const;
   void joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope, const SeqOffsets& seqs) const;
   Tensor head_on(const Tensor& x_image, const Tensor& time) const;
+  Tensor velocity_of(const Tensor& head_rows, int64_t h, int64_t w) const;
   // Attention with its q / k norms and RoPE on a q|k|v product [T, 3 * dim]; returns o [T, dim] before the
   // output product.
   Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
                    const SeqOffsets& seqs) const;
 
+  // RoPE tables on the device for a pack layout (each sample's h, w, L; h = w = 0 for text alone).
+  RopeTables rope_for(const std::vector<int64_t>& layout) const;
+
   TransformerConfig c_;
   TransformerWeights w_;
   Device device_;
+  std::shared_ptr<LayoutCache<std::vector<int64_t>, RopeTables>> rope_cache_ =
+      std::make_shared<LayoutCache<std::vector<int64_t>, RopeTables>>(16);
+  // A pass recorded per layout (each sample's h, w, L and skipped blocks): its inputs and output on
+  // the device, the tables it reads, the work (on CUDA a graph).
+  struct RecordedPass {
+    Tensor sigma, tokens, rows, out;
+    RopeTables text_rope, joint_rope;
+    RecordedWork work;
+  };
+  static constexpr size_t kMaxRecordedLayouts = 8;
+  std::shared_ptr<RecordedCache<std::vector<int64_t>, RecordedPass>> recorded_ =
+      std::make_shared<RecordedCache<std::vector<int64_t>, RecordedPass>>(kMaxRecordedLayouts);
 };
 
 // Positions (r, t, h, w) of one sample's tokens, F32 [h*w + L, 4]: image token (y, x) at
 // (0, L, y - (h-1)/2, x - (w-1)/2), text token i at (0, i, 0, 0).
 Tensor joint_positions(int64_t h, int64_t w, int64_t L);
+
+// Latents F32 [C, h, w] -> BF16 tokens [h*w, C] on the CPU, token n = y*w + x (the reference's flatten and cast).
+Tensor latent_tokens(const Tensor& latents);
 
 }  // namespace tf::moss_image
