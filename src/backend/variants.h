@@ -29,6 +29,7 @@ enum class Variant : int {
   softmax_rows,
   cpu_linear,
   linear_large_rows,
+  situ,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -117,6 +118,10 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's bf16 products above 128 rows: the row count at which cuBLASLt's algorithm is chosen, once per weight "
      "shape and reused for every count (4224: a 1024^2 picture's 4,096 image tokens and up to 128 text tokens)",
      false},
+    {Variant::situ, "TF_SITU", {"lookup", "formula"},
+     "CUDA's SiTU gated product: `lookup` its two factors from tables of all 65,536 bf16 inputs (made once by the "
+     "formula's code), `formula` evaluated per element",
+     true},
 }};
 
 namespace variants {

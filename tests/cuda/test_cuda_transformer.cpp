@@ -8,6 +8,7 @@
 #include <string>
 
 #include "backend/attention/attention.h"
+#include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
 #include "backend/variants.h"
 #include "check/gate/transformer.h"
@@ -77,6 +78,27 @@ TEST(CudaTransformer, RecordedPassGivesTheEagerBytes) {
   EXPECT_NE(eager, quarter) << "a replay at another sigma gave the same velocity";
   variants::Override off(Variant::cuda_graph, "off");
   EXPECT_EQ(quarter, bytes(0.25f)) << "the replay differs from the pass launched kernel by kernel";
+}
+
+// SiTU's lookup kernel gives the formula kernel's bytes for every bf16 up and gate pattern (each
+// paired with two others).
+TEST(CudaTransformer, SituLookupGivesTheFormulasBytes) {
+  TF_REQUIRE_CUDA_GPU();
+  const int64_t n = 1 << 17;
+  Tensor up = empty(DType::BF16, {n}), gate = empty(DType::BF16, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    up.ptr<uint16_t>()[i] = static_cast<uint16_t>(i);
+    gate.ptr<uint16_t>()[i] = static_cast<uint16_t>(i < n / 2 ? i * 40503u : i * 7u + 12345u);
+  }
+  const Tensor u = to_device(up, Device::CUDA), g = to_device(gate, Device::CUDA);
+  auto run = [&](const char* choice) {
+    variants::Override v(Variant::situ, choice);
+    Tensor y = empty(DType::BF16, {n}, Device::CUDA);
+    situ_gated_product(u, g, y);
+    return to_device(y, Device::CPU);
+  };
+  const Tensor a = run("lookup"), b = run("formula");
+  EXPECT_EQ(0, std::memcmp(a.data, b.data, a.nbytes()));
 }
 
 Tensor random_bf16(uint32_t seed, Shape s) {

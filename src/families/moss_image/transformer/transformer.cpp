@@ -89,8 +89,11 @@ Tensor latent_tokens(const Tensor& latents) {
   Tensor t = empty(DType::BF16, {hw, C});
   const float* src = latents.ptr<const float>();
   uint16_t* dst = t.ptr<uint16_t>();
-  for (int64_t c = 0; c < C; ++c)
-    for (int64_t n = 0; n < hw; ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
+  constexpr int64_t kTile = 32;  // a tile of each axis at a time: both sides' lines stay in cache
+  for (int64_t c0 = 0; c0 < C; c0 += kTile)
+    for (int64_t n0 = 0; n0 < hw; n0 += kTile)
+      for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c)
+        for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
   return t;
 }
 
@@ -253,8 +256,11 @@ Tensor Transformer::velocity_of(const Tensor& v, int64_t h, int64_t w) const {
   const uint16_t* src = v.ptr<const uint16_t>();
   float* dst = out.ptr<float>();
   const int64_t C = c_.latent_channels, hw = h * w;
-  for (int64_t n = 0; n < hw; ++n)
-    for (int64_t c = 0; c < C; ++c) dst[c * hw + n] = float_from_bf16_bits(src[n * C + c]);
+  constexpr int64_t kTile = 32;
+  for (int64_t n0 = 0; n0 < hw; n0 += kTile)
+    for (int64_t c0 = 0; c0 < C; c0 += kTile)
+      for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n)
+        for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c) dst[c * hw + n] = float_from_bf16_bits(src[n * C + c]);
   return out;
 }
 
