@@ -2,10 +2,11 @@
 """The README's speed table and plot from one GPU run of bench/encoder_vs_torch/run.sh and
 bench/vae_vs_torch (ours and torch timed in the same run on the same weights):
 
-  speed_summary.py --encoder DIR --vae DIR [--plot speed.png]
+  speed_summary.py --encoder DIR --vae DIR [--transformer DIR] [--plot speed.png]
 
 DIR for the encoder holds ours.jsonl and torch.jsonl (run.sh's OUT); for the VAE ours.jsonl and
-torch.json (vae_vs_torch's WORK_DIR). Prints a markdown table (medians, torch's best / ours) and,
+torch.json (vae_vs_torch's WORK_DIR); for the transformer ours.jsonl and torch.jsonl
+(bench/transformer_vs_torch's OUT; its rows follow the others, the plot leaves them out). Prints a markdown table (medians, torch's best / ours) and,
 with --plot, draws ms against prompt tokens and against picture size, ours and torch."""
 import argparse
 import json
@@ -44,6 +45,15 @@ def vae_rows(d):
     return rows, t.get("device", "?")
 
 
+def transformer_rows(d):
+    """{(kind, size): {impl: median_ms}}: forwards and guidance steps, ours and torch eager / compile."""
+    rows = {}
+    for r in json_lines(os.path.join(d, "ours.jsonl")) + json_lines(os.path.join(d, "torch.jsonl")):
+        if r.get("kind") in ("forward", "guidance") and "median_ms" in r:
+            rows.setdefault((r["kind"], r["size"]), {})[r["impl"]] = r["median_ms"]
+    return rows
+
+
 def best_torch(d, prefix):
     ts = [v for k, v in d.items() if k.startswith(prefix)]
     return min(ts) if ts else None
@@ -53,7 +63,7 @@ def fmt(x):
     return "-" if x is None else f"{x:.2f}"
 
 
-def table(enc, pair, vae):
+def table(enc, pair, vae, tr=None):
     out = ["| component | input | ours ms | torch ms (best of its modes) | torch / ours |", "|---|---|---|---|---|"]
     for n in sorted(enc):
         ours, torch = enc[n].get("tensorfold"), best_torch(enc[n], "torch-")
@@ -68,6 +78,13 @@ def table(enc, pair, vae):
         ours, bf16, fp32 = d.get("tensorfold"), d.get("diffusers-bf16"), d.get("diffusers-fp32")
         ratio = f"{bf16 / ours:.1f}x bf16, {fp32 / ours:.1f}x fp32" if ours and bf16 and fp32 else "-"
         out.append(f"| FLUX.2 VAE {what} | {size}x{size} | {fmt(ours)} | {fmt(bf16)} bf16, {fmt(fp32)} fp32 (diffusers) | {ratio} |")
+    for (kind, size) in sorted(tr or {}, key=lambda k: (k[1], k[0] != "forward")):
+        d = tr[(kind, size)]
+        ours, eager, comp = d.get("tensorfold"), d.get("torch-eager"), d.get("torch-compile")
+        ratios = [f"{t / ours:.2f}x {n}" for t, n in ((eager, "eager"), (comp, "compile")) if ours and t]
+        what = "forward" if kind == "forward" else "guidance step"
+        out.append(f"| MOSS-Image transformer {what} | {size}x{size} | {fmt(ours)} | {fmt(eager)} eager, {fmt(comp)} "
+                   f"compile (kohakumoss bf16) | {', '.join(ratios) or '-'} |")
     return "\n".join(out)
 
 
@@ -105,16 +122,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoder", required=True)
     ap.add_argument("--vae", required=True)
+    ap.add_argument("--transformer")
     ap.add_argument("--plot")
     a = ap.parse_args()
     try:
         enc, pair = encoder_rows(a.encoder)
         vae, device = vae_rows(a.vae)
+        tr = transformer_rows(a.transformer) if a.transformer else None
     except (OSError, KeyError, ValueError) as e:
         sys.exit(f"speed_summary: {e}")
     if not enc or not vae:
         sys.exit(f"speed_summary: no timings in {a.encoder if not enc else a.vae}")
-    print(table(enc, pair, vae))
+    print(table(enc, pair, vae, tr))
     if a.plot:
         plot(enc, vae, device, a.plot)
         print(f"wrote {a.plot}", file=sys.stderr)

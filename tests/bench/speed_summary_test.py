@@ -54,6 +54,24 @@ def main():
             "| FLUX.2 VAE encode | 512x512 | 5.00 | 10.00 bf16, - fp32 (diffusers) | - |",
             "| FLUX.2 VAE decode | 1024x1024 | 40.00 | 60.00 bf16, 240.00 fp32 (diffusers) | 1.5x bf16, 6.0x fp32 |"]
         assert lines[2:] == expect, "\n".join(lines)
+        tr = os.path.join(d, "tr")
+        os.makedirs(tr)
+        write_lines(os.path.join(tr, "ours.jsonl"), [
+            {"impl": "tensorfold", "kind": "load", "load_s": 0.5},
+            {"impl": "tensorfold", "kind": "guidance", "size": 1024, "median_ms": 175.0},
+            {"impl": "tensorfold", "kind": "forward", "size": 1024, "median_ms": 88.0}])
+        write_lines(os.path.join(tr, "torch.jsonl"), [
+            {"impl": "torch-eager", "kind": "forward", "size": 1024, "median_ms": 187.0},
+            {"impl": "torch-compile", "kind": "forward", "size": 1024, "median_ms": 88.0},
+            {"impl": "torch-eager", "kind": "guidance", "size": 1024, "median_ms": 350.0}])
+        r = subprocess.run([sys.executable, TOOL, "--encoder", enc, "--vae", vae, "--transformer", tr],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        assert r.stdout.splitlines()[-2:] == [
+            "| MOSS-Image transformer forward | 1024x1024 | 88.00 | 187.00 eager, 88.00 compile (kohakumoss bf16) "
+            "| 2.12x eager, 1.00x compile |",
+            "| MOSS-Image transformer guidance step | 1024x1024 | 175.00 | 350.00 eager, - compile (kohakumoss bf16) "
+            "| 2.00x eager |"], r.stdout
         os.remove(os.path.join(vae, "torch.json"))
         r = subprocess.run([sys.executable, TOOL, "--encoder", enc, "--vae", vae], capture_output=True, text=True)
         assert r.returncode != 0 and "torch.json" in r.stderr, r.stderr

@@ -15,6 +15,7 @@
 #include "backend/rope/rope.h"
 #include "core/bf16.h"
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace tf::moss_image {
 
@@ -90,10 +91,12 @@ Tensor latent_tokens(const Tensor& latents) {
   const float* src = latents.ptr<const float>();
   uint16_t* dst = t.ptr<uint16_t>();
   constexpr int64_t kTile = 32;  // a tile of each axis at a time: both sides' lines stay in cache
-  for (int64_t c0 = 0; c0 < C; c0 += kTile)
-    for (int64_t n0 = 0; n0 < hw; n0 += kTile)
-      for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c)
-        for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
+  parallel_for((hw + kTile - 1) / kTile, [&](int64_t b, int64_t e) {
+    for (int64_t n0 = b * kTile; n0 < std::min(hw, e * kTile); n0 += kTile)
+      for (int64_t c0 = 0; c0 < C; c0 += kTile)
+        for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c)
+          for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
+  });
   return t;
 }
 
@@ -257,10 +260,12 @@ Tensor Transformer::velocity_of(const Tensor& v, int64_t h, int64_t w) const {
   float* dst = out.ptr<float>();
   const int64_t C = c_.latent_channels, hw = h * w;
   constexpr int64_t kTile = 32;
-  for (int64_t n0 = 0; n0 < hw; n0 += kTile)
-    for (int64_t c0 = 0; c0 < C; c0 += kTile)
-      for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n)
-        for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c) dst[c * hw + n] = float_from_bf16_bits(src[n * C + c]);
+  parallel_for((hw + kTile - 1) / kTile, [&](int64_t b, int64_t e) {
+    for (int64_t n0 = b * kTile; n0 < std::min(hw, e * kTile); n0 += kTile)
+      for (int64_t c0 = 0; c0 < C; c0 += kTile)
+        for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n)
+          for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c) dst[c * hw + n] = float_from_bf16_bits(src[n * C + c]);
+  });
   return out;
 }
 
