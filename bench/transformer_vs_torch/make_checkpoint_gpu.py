@@ -2,7 +2,7 @@
 """A random MOSS-Image transformer of the released geometry written fast on a GPU machine
 (torch.randn on the device), in the release's layout: config.json and the diffusers shards
 diffusion_pytorch_model-0000i-of-0000n.safetensors with their index. Key names, shapes, scales and
-config.json come from python/cases/moss_transformer_case.py (the writer of the tiny checkpoint); only
+config.json come from python/cases/moss_transformer_weights.py (also the tiny checkpoint's writer); only
 the random numbers are drawn here, so the same seed gives other values than the CPU writer would.
 
   make_checkpoint_gpu.py --out DIR [--layers N] [--shard-gb 5] [--seed 0] [--device cuda]
@@ -18,8 +18,8 @@ import torch
 from safetensors.torch import save_file
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-spec = importlib.util.spec_from_file_location("moss_transformer_case",
-                                              os.path.join(ROOT, "python", "cases", "moss_transformer_case.py"))
+spec = importlib.util.spec_from_file_location("moss_transformer_weights",
+                                              os.path.join(ROOT, "python", "cases", "moss_transformer_weights.py"))
 case = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(case)
 

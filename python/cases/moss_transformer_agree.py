@@ -61,7 +61,7 @@ import numpy as np
 import torch
 from safetensors.torch import save_file
 
-from moss_transformer_case import official_shapes  # the one key table
+from moss_transformer_weights import official_shapes  # the one key table
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
