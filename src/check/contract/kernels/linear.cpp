@@ -243,6 +243,11 @@ void register_linear(bool cuda) {
     return std::vector<Case>{c};
   };
   b.reference = bias_reference;
+  b.known_finding =
+      "CUDA (cuBLASLt's bias epilogue, one H200 run): 597 of 2079 values one bf16 step off in the 63 x 96 x 33 case "
+      "(as if the product were rounded to bf16 before the bias is added, torch's own addmm epilogue), and no algorithm "
+      "for an F32 bias with a BF16 output (status 7); next: the fp32 product and our own bias-and-round, or these "
+      "numerics declared with a cuda_reference";
   b.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
     linear(in[0], in[1], out[0], {.bias = &in[2]});
   };
