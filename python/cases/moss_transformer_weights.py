@@ -1,7 +1,8 @@
 """A random MOSS-Image transformer in the official diffusers layout: the key table, each key's
 random initial value at the scales moss_transformer_case.py's docstring lists, the stored dtypes and
-config.json. Shared by moss_transformer_case.py (`tiny`), moss_transformer_agree.py and
-bench/transformer_vs_torch/make_checkpoint_gpu.py (released geometry, drawn on a GPU)."""
+config.json. Shared by moss_transformer_case.py (`tiny`), moss_transformer_agree.py,
+bench/transformer_vs_torch/make_checkpoint_gpu.py (released geometry, drawn on a GPU) and
+python/tiny/make_transformer.py (TINY_PIPELINE: the embedded tiny pipeline's transformer)."""
 import json
 import os
 import pathlib
@@ -9,6 +10,11 @@ import sys
 
 TINY = dict(dim=64, num_layers=4, num_heads=2, ffn_dim=96, text_dim=48, latent_channels=16, freq_dim=32,
             rope_base=10000.0)
+# The embedded tiny pipeline's (tests/data/tiny-pipeline/transformer): 24 blocks so the pipeline's default
+# negative-branch skip of block 22 exists; text_dim = the tiny text encoder's hidden size 64; latent_channels
+# = 4 x the tiny VAE's 32 latent channels (its 2x2 patches).
+TINY_PIPELINE = dict(dim=64, num_layers=24, num_heads=2, ffn_dim=128, text_dim=64, latent_channels=128, freq_dim=32,
+                     rope_base=10000.0)
 RELEASED = dict(dim=3072, num_layers=42, num_heads=24, ffn_dim=8192, text_dim=4096, latent_channels=128,
                 freq_dim=256, rope_base=10000.0)  # transformer/config.json of MOSS-Image-Base
 WEIGHTS = "diffusion_pytorch_model.safetensors"
@@ -88,11 +94,11 @@ def config_json(c):
     return json.dumps({"_class_name": "MOSSImageTransformer", "_diffusers_version": "0.38.0", **c}, indent=2) + "\n"
 
 
-def make_tiny(folder, seed):
+def make_tiny(folder, seed, c=TINY):
+    """A random checkpoint of geometry c (default TINY) in folder: config.json and one safetensors file."""
     import torch
     from safetensors.torch import save_file
 
-    c = TINY
     g = torch.Generator().manual_seed(seed)
     randn = lambda shape: torch.randn(shape, generator=g)  # noqa: E731
     state = {key: as_stored(key, initial_weight(key, shape, randn, c["rope_base"]))
