@@ -88,6 +88,10 @@ tf::tools::RegisterCommand reg("encode", "Encode a prompt (and a negative prompt
       out.emplace_back(std::string(names[k]) + ".rows", encoded[k].rows);
       tokens += static_cast<int64_t>(encoded[k].ids.size());
       std::fprintf(stderr, "%s: %zu tokens\n", names[k], encoded[k].ids.size());
+      if (encoded[k].dropped > 0)
+        std::fprintf(stderr, "warning: %s: cut to %lld tokens as the official pipeline cuts it; %lld tokens dropped\n",
+                     names[k], static_cast<long long>(tf::moss_image::kMaxPromptTokens),
+                     static_cast<long long>(encoded[k].dropped));
     }
     tf::write_safetensors(o->out, out, {{"producer", "tf-moss-image encode"}, {"device", o->device}});
     std::fprintf(stderr, "load %.2f s, encode %.2f s (%.3f s/token over %lld tokens); %s\nwrote %s\n", load_s, run_s,

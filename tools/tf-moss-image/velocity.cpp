@@ -7,26 +7,13 @@
 
 #include "backend/device/device.h"
 #include "common/command.h"
+#include "common/tensor_file.h"
 #include "core/error.h"
 #include "families/common/progress.h"
 #include "families/moss_image/transformer/transformer.h"
 #include "io/safetensors.h"
 
 namespace {
-
-// A named tensor of `file`; a leading batch dimension of 1 (diffusers' layout) is dropped.
-tf::Tensor read(const std::string& flag, const std::string& file, const std::string& name) {
-  const auto f = tf::SafetensorsFile::open(file);
-  if (!f->has(name)) tf::fail(flag + " " + file + ": no tensor \"" + name + "\"");
-  tf::Tensor t = f->get(name);
-  if (t.rank() >= 1 && t.dim(0) == 1 && (t.rank() == 4 || (t.rank() == 3 && name != "latents"))) {
-    tf::Shape s(t.shape.begin() + 1, t.shape.end());
-    t = t.reshaped(s);
-  }
-  tf::Tensor own = tf::empty(t.dtype, t.shape);  // own storage: the mapping goes with the file
-  tf::copy_into(own, t);
-  return own;
-}
 
 tf::tools::RegisterCommand reg("velocity", "One transformer forward: latents + prompt rows + sigma -> velocity",
                                [](CLI::App& c) {
@@ -50,8 +37,8 @@ tf::tools::RegisterCommand reg("velocity", "One transformer forward: latents + p
       tf::fail("--sigma " + std::to_string(o->sigma) + ": expected a noise level in [0, 1]");
     const tf::Device device = tf::select_device(o->device);
     tf::moss_image::TransformerSample s;
-    s.latents = read("--latents", o->latents, "latents");
-    s.rows = read("--rows", o->rows, "prompt.rows");
+    s.latents = tf::tools::read_tensor("--latents", o->latents, "latents", true);
+    s.rows = tf::tools::read_tensor("--rows", o->rows, "prompt.rows");
     s.skip_layers = o->skip;
     const auto t0 = std::chrono::steady_clock::now();
     const auto tr = tf::moss_image::Transformer::load(o->model, {device, true});

@@ -78,6 +78,8 @@ std::string Case::meta(const std::string& key) const {
   return it->second;
 }
 
+bool Case::has_meta(const std::string& key) const { return file_->metadata().count(key) > 0; }
+
 Json Case::meta_json(const std::string& key) const { return parse_json(meta(key), path_ + ": metadata \"" + key + "\""); }
 
 bool Case::has(const std::string& tensor) const { return file_->has(tensor); }

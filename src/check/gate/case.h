@@ -49,6 +49,7 @@ class Case {
 
   // A required metadata key, as text or parsed as JSON; errors name the file and the key.
   std::string meta(const std::string& key) const;
+  bool has_meta(const std::string& key) const;
   Json meta_json(const std::string& key) const;
 
   bool has(const std::string& tensor) const;

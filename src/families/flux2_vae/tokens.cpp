@@ -30,6 +30,22 @@ void for_each_patch_element(int64_t cz, int64_t h, int64_t w, int64_t k, Fn fn) 
       }
 }
 
+// z[c, 2i + dy, 2j + dx] = P[f, i * (w/2) + j] * sqrt(bn_var + eps) + bn_mean, f = 4c + 2dy + dx, with
+// P's element at src[index(f, token)].
+template <class Index>
+Tensor denormalised_latents(const float* src, int64_t cz, int64_t h, int64_t w, const std::vector<float>& bn_mean,
+                            const std::vector<float>& bn_var, double eps, Index index) {
+  const int64_t k = 4 * cz;
+  const std::vector<float> sd = bn_std(bn_var, eps);
+  Tensor z = empty(DType::F32, {cz, h, w});
+  float* zp = z.ptr<float>();
+  for_each_patch_element(cz, h, w, k, [&](int64_t f, int64_t latent, int64_t token) {
+    const float scaled = src[index(f, token / k)] * sd[f];
+    zp[latent] = scaled + bn_mean[f];
+  });
+  return z;
+}
+
 }  // namespace
 
 Tensor posterior_latents(const Tensor& moments, const Tensor* noise) {
@@ -90,15 +106,19 @@ Tensor latents_from_tokens(const Tensor& tokens, int64_t h, int64_t w, const std
   for (int64_t i = 0; i < skip * k; ++i)
     require(tp[i] == 0.0f, "tokens: the " + std::to_string(skip) + " padding rows ahead must be zero (row " +
                                std::to_string(i / k) + " is not)");
-  const std::vector<float> sd = bn_std(bn_var, eps);
-  Tensor z = empty(DType::F32, {cz, h, w});
-  float* zp = z.ptr<float>();
-  tp += skip * k;
-  for_each_patch_element(cz, h, w, k, [&](int64_t f, int64_t latent, int64_t token) {
-    const float scaled = tp[token] * sd[f];
-    zp[latent] = scaled + bn_mean[f];
-  });
-  return z;
+  return denormalised_latents(tp + skip * k, cz, h, w, bn_mean, bn_var, eps,
+                               [k](int64_t f, int64_t n) { return n * k + f; });
+}
+
+Tensor latents_from_packed(const Tensor& packed, const std::vector<float>& bn_mean, const std::vector<float>& bn_var,
+                           double eps) {
+  const int64_t k = static_cast<int64_t>(bn_mean.size());
+  require(packed.dtype == DType::F32 && packed.rank() == 3 && packed.dim(0) == k && packed.dim(1) > 0 &&
+              packed.dim(2) > 0,
+          "packed latents are " + packed.describe() + ", expected F32 [" + std::to_string(k) + ", h, w]");
+  const int64_t n = packed.dim(1) * packed.dim(2);
+  return denormalised_latents(packed.ptr<const float>(), k / 4, 2 * packed.dim(1), 2 * packed.dim(2), bn_mean, bn_var,
+                              eps, [n](int64_t f, int64_t i) { return f * n + i; });
 }
 
 }  // namespace tf::flux2_vae

@@ -24,4 +24,9 @@ Tensor tokens_from_latents(const Tensor& z, const std::vector<float>& bn_mean, c
 Tensor latents_from_tokens(const Tensor& tokens, int64_t h, int64_t w, const std::vector<float>& bn_mean,
                            const std::vector<float>& bn_var, double eps);
 
+// The same from the packed latents a diffusion model samples, F32 [4 Cz, h/2, w/2] (channel-first,
+// the tokens transposed): the pipeline's de-normalisation and unpatchify. Returns z F32 [Cz, h, w].
+Tensor latents_from_packed(const Tensor& packed, const std::vector<float>& bn_mean, const std::vector<float>& bn_var,
+                           double eps);
+
 }  // namespace tf::flux2_vae

@@ -25,6 +25,10 @@ std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>&
   for (const std::string& p : prompts) {
     EncodedPrompt e;
     e.ids = tokenize(p);
+    if (static_cast<int64_t>(e.ids.size()) > kMaxPromptTokens) {
+      e.dropped = static_cast<int64_t>(e.ids.size()) - kMaxPromptTokens;
+      e.ids.resize(kMaxPromptTokens);
+    }
     const EncoderConfig& cfg = encoder_.config();
     if (static_cast<int64_t>(e.ids.size()) > cfg.max_positions)
       fail("prompt " + std::to_string(out.size() + 1) + " is " + std::to_string(e.ids.size()) +

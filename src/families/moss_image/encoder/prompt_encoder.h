@@ -12,9 +12,13 @@
 
 namespace tf::moss_image {
 
+// The official pipeline's tokenizer call truncates each prompt to this many tokens.
+constexpr int64_t kMaxPromptTokens = 4096;
+
 struct EncodedPrompt {
-  std::vector<int32_t> ids;
-  Tensor rows;  // BF16 [ids.size(), hidden] on the CPU
+  std::vector<int32_t> ids;  // at most kMaxPromptTokens
+  Tensor rows;               // BF16 [ids.size(), hidden] on the CPU
+  int64_t dropped = 0;       // tokens cut from the end to fit kMaxPromptTokens
 };
 
 class PromptEncoder {
@@ -26,7 +30,8 @@ class PromptEncoder {
   // Ids of a prompt in the chat format (or as raw text).
   std::vector<int32_t> tokenize(const std::string& prompt, bool chat = true) const;
 
-  // All prompts in one pass over the weights; each gets its own ids and rows. `before_forward`
+  // All prompts in one pass over the weights; each gets its own ids and rows, its ids cut to
+  // kMaxPromptTokens as the official pipeline cuts them (EncodedPrompt::dropped says how many). `before_forward`
   // (optional) sees the packed token count once every prompt is tokenized and may refuse it.
   std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts, const Progress& progress = {},
                                     const std::function<void(int64_t tokens)>& before_forward = {}) const;
