@@ -2,6 +2,7 @@
 // tools end to end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -107,20 +108,46 @@ TEST(EncoderGate, DifferentIdsFail) {
   EXPECT_NE(out.str().find(", ids DIFFER\n"), std::string::npos) << out.str();
 }
 
-TEST(PromptEncoder, PromptLongerThanTheModelsMaximumIsRefused) {
+TEST(PromptEncoder, PromptsAreCutTo4096TokensAsTheOfficialPipelineCutsThem) {
   auto enc = moss_image::PromptEncoder::load(kData + "/tiny-pipeline", {Device::CPU, true});
   std::string prompt;
-  for (int i = 0; i < 5000; ++i) prompt += " a";  // one token each: past max_position_embeddings 4096
+  for (int i = 0; i < 4500; ++i) prompt += " a";  // one token each
+  const std::vector<int32_t> all = enc.tokenize(prompt);
+  ASSERT_GT(all.size(), size_t(moss_image::kMaxPromptTokens));
+  const auto out = enc.encode({"fine", prompt});
+  EXPECT_EQ(out[0].dropped, 0);
+  ASSERT_EQ(out[1].ids.size(), size_t(moss_image::kMaxPromptTokens));
+  EXPECT_EQ(out[1].dropped, int64_t(all.size()) - moss_image::kMaxPromptTokens);
+  EXPECT_TRUE(std::equal(out[1].ids.begin(), out[1].ids.end(), all.begin())) << "not the first 4096 tokens";
+  EXPECT_EQ(out[1].rows.shape, (Shape{moss_image::kMaxPromptTokens, enc.encoder().config().hidden}));
+}
+
+TEST(PromptEncoder, PromptLongerThanTheModelsMaximumIsRefused) {
+  const fs::path dir = fs::temp_directory_path() / "tf_encoder_short_positions";
+  fs::remove_all(dir);
+  fs::copy(kData + "/tiny-pipeline", dir, fs::copy_options::recursive);
+  const fs::path cfg = dir / "text_encoder" / "config.json";
+  std::ifstream in(cfg);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const std::string key = "\"max_position_embeddings\": 4096";
+  ASSERT_NE(text.find(key), std::string::npos);
+  text.replace(text.find(key), key.size(), "\"max_position_embeddings\": 64");
+  std::ofstream(cfg) << text;
+  auto enc = moss_image::PromptEncoder::load(dir.string(), {Device::CPU, true});
+  std::string prompt;
+  for (int i = 0; i < 100; ++i) prompt += " a";
   try {
     enc.encode({"fine", prompt});
     FAIL() << "a prompt past max_position_embeddings was encoded";
   } catch (const Error& e) {
     std::string m = e.what();
     EXPECT_NE(m.find("prompt 2 is"), std::string::npos) << m;
-    EXPECT_NE(m.find("max_position_embeddings 4096"), std::string::npos) << m;
+    EXPECT_NE(m.find("max_position_embeddings 64"), std::string::npos) << m;
     EXPECT_NE(m.find("config.json"), std::string::npos) << m;
   }
   EXPECT_EQ(enc.encode({"fine"}).size(), 1u);
+  fs::remove_all(dir);
 }
 
 TEST(EncoderGate, CaseForAnotherModelIsRefused) {
