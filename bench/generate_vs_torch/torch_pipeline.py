@@ -218,6 +218,8 @@ class Pipeline:
         tokens = dict(prompt_tokens=int(rows.shape[0]), negative_tokens=int(neg.shape[0]) if neg is not None else 0)
         times = dict(encode_s=t1 - t0, sample_s=t3 - t2, decode_s=t4 - t3)
         times["total_s"] = times["encode_s"] + times["sample_s"] + times["decode_s"]
+        times["step_s"] = times["sample_s"] / max(len(sigmas) - 1, 1)
+        tokens["sampler_steps"] = len(sigmas) - 1
         return pic, times, tokens, x
 
 
@@ -323,14 +325,12 @@ def main():
     for r in range(args.reps):
         pic, times, tokens, x = pipe.picture(args.steps)
         runs.append(times)
-        emit(**base, kind="picture", rep=r, **{k: round(v, 4) for k, v in times.items()}, **tokens)
+        emit(**base, kind="picture", rep=r, **{k: round(v, 5) for k, v in times.items()}, **tokens)
     if args.out and pic is not None:
         save_png(args.out, pic)
     med = {k: statistics.median(t[k] for t in runs) for k in runs[0]} if runs else {}
     peak = torch.cuda.max_memory_allocated() / 2**30 if cuda else None
-    n_steps = len(schedule(args.steps, pipe.shift)[0]) - 1
     emit(**base, kind="summary", reps=len(runs), **{k: round(v, 4) for k, v in med.items()},
-         step_s=round(med["sample_s"] / n_steps, 5) if runs else None, sampler_steps=n_steps,
          **(tokens if runs else {}), peak_gpu_gib=None if peak is None else round(peak, 3), png=args.out,
          loads_s=round(sum(pipe.loads.values()), 3))
     if args.vae_bf16 and x is not None:
