@@ -201,6 +201,10 @@ def table(args):
             else:
                 p(f"torch.compile at {r.get('width')}x{r.get('height')}: {r.get('skipped') or r.get('error')}")
     for r in rows:
+        if r.get("kind") == "compile_check" and r.get("graphs_after_timed") != r.get("graphs_after_warmup"):
+            p(f"torch.compile RECOMPILED during the timed pictures: {r.get('graphs_after_warmup')} graphs after the "
+              f"warm-up, {r.get('graphs_after_timed')} after (its timed numbers include compiling)")
+    for r in rows:
         if r.get("kind") == "vae_bf16":
             p(f"{r['impl']}: decode with the VAE in bf16 {r['decode_s']:.3f} s (the official pipeline's is fp32)")
     for (w, h) in sizes:
