@@ -55,7 +55,8 @@ def main(torch_json, ours_jsonl):
     print("-" * len(hdr))
     for o in sorted(ours, key=lambda r: (r["what"] != "encode", r["size"])):
         s, what = o["size"], o["what"]
-        fl = encoder_flops(s) if what == "encode" else decoder_flops(s)
+        widths = tuple(reversed(t.get("decoder_widths", (128, 256, 512, 512))))
+        fl = encoder_flops(s) if what == "encode" else decoder_flops(s, widths)
         tf = fl / (o["median_ms"] * 1e-3) / 1e12
         line = f"{what:7} {s:>5} {o['median_ms']:>9.2f} {tf:>8.1f} {100 * tf / rate:>5.1f}% {o['peak_gib']:>8.2f} |"
         for p in ("fp32", "tf32", "bf16"):

@@ -34,11 +34,14 @@ def main():
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--out", required=True)
     ap.add_argument("--save-weights", default="")
+    ap.add_argument("--decoder-widths", default="", help="decoder_block_out_channels (MOSS-Image's: 96,192,384,384)")
+    ap.add_argument("--what", default="encode,decode")
     args = ap.parse_args()
     from diffusers import AutoencoderKLFlux2
 
     torch.manual_seed(0)
-    vae = AutoencoderKLFlux2()  # FLUX.2 geometry
+    extra = {"decoder_block_out_channels": tuple(map(int, args.decoder_widths.split(",")))} if args.decoder_widths else {}
+    vae = AutoencoderKLFlux2(**extra)  # FLUX.2 geometry, or its small decoder
     with torch.no_grad():
         for p in vae.parameters():
             p.copy_(p.to(torch.bfloat16).to(torch.float32))
@@ -48,7 +51,8 @@ def main():
         vae.to(torch.float32)
     vae = vae.cuda().eval()
     result = {"device": torch.cuda.get_device_name(0), "torch": torch.__version__,
-              "bf16_matmul_tflops": bf16_matmul_tflops(), "runs": []}
+              "bf16_matmul_tflops": bf16_matmul_tflops(), "runs": [],
+              "decoder_widths": list(vae.config.decoder_block_out_channels or vae.config.block_out_channels)}
     print(f"torch {torch.__version__} on {result['device']}: bf16 matmul {result['bf16_matmul_tflops']:.0f} TFLOP/s",
           flush=True)
     for prec in args.precisions.split(","):
@@ -62,6 +66,8 @@ def main():
             with torch.inference_mode():
                 for what, fn in (("encode", lambda: model.encode(x).latent_dist.mode()),
                                  ("decode", lambda: model.decode(z).sample)):
+                    if what not in args.what.split(","):
+                        continue
                     torch.cuda.reset_peak_memory_stats()
                     try:
                         med, lo, hi = timed(fn, args.reps)

@@ -159,7 +159,8 @@ TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
     int64_t Ci, Co, H, W;
     bool silu, residual;
   };
-  for (const Case& c : {Case{128, 128, 24, 40, true, true}, Case{64, 192, 17, 9, false, false}}) {
+  for (const Case& c : {Case{128, 128, 24, 40, true, true}, Case{64, 192, 17, 9, false, false},
+                        Case{96, 64, 17, 21, true, true}}) {
     Tensor x = random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 51, 2.0f);
     for (int64_t i = 0; i < x.numel(); ++i) x.ptr<float>()[i] += 3.0f;  // a group mean away from zero
     const Tensor g = random_normal_tensor(DType::BF16, {c.Ci}, 52), b = random_normal_tensor(DType::BF16, {c.Ci}, 53);
@@ -175,6 +176,35 @@ TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
     group_norm_conv2d(dx, dg, db, 32, 1e-6f, c.silu, dw, dbias, {}, folded, res);
     const Tensor a = to_device(stored, Device::CPU), f = to_device(folded, Device::CPU);
     EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "Ci " << c.Ci << " silu " << c.silu;
+  }
+#endif
+}
+
+// 96 channels run on the TMA kernel as 128 with zero channels: the bytes of the zero-padded product.
+TEST(CudaConv, PaddedChannelsGiveTheZeroPaddedPicturesBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  using check::random_normal_tensor;
+  for (int64_t ks : {3, 1}) {
+    const int64_t Ci = 96, Cp = 128, Co = 80, H = 19, W = 27;
+    const Tensor x = random_normal_tensor(DType::F32, {Ci, H, W}, 71);
+    const Tensor w = random_normal_tensor(DType::BF16, {Co, Ci, ks, ks}, 72, 0.05f);
+    const Tensor bias = random_normal_tensor(DType::BF16, {Co}, 73), r = random_normal_tensor(DType::F32, {Co, H, W}, 74);
+    Tensor xp = empty(DType::F32, {Cp, H, W}), wp = empty(DType::BF16, {Co, Cp, ks, ks});
+    std::memset(xp.data, 0, xp.nbytes());
+    std::memset(wp.data, 0, wp.nbytes());
+    std::memcpy(xp.data, x.data, x.nbytes());
+    for (int64_t co = 0; co < Co; ++co)
+      std::memcpy(wp.ptr<uint16_t>() + co * Cp * ks * ks, w.ptr<const uint16_t>() + co * Ci * ks * ks,
+                  size_t(Ci * ks * ks) * 2);
+    const int pad = ks == 3 ? 1 : 0;
+    const Conv2dGeometry g{1, pad, pad, pad, pad};
+    const Tensor dr = to_device(r, Device::CUDA), db = to_device(bias, Device::CUDA);
+    Tensor y = empty(DType::F32, {Co, H, W}, Device::CUDA), yp = empty(DType::F32, {Co, H, W}, Device::CUDA);
+    conv2d(to_device(x, Device::CUDA), to_device(w, Device::CUDA), db, g, y, &dr);
+    conv2d(to_device(xp, Device::CUDA), to_device(wp, Device::CUDA), db, g, yp, &dr);
+    const Tensor a = to_device(y, Device::CPU), b = to_device(yp, Device::CPU);
+    EXPECT_EQ(std::memcmp(a.data, b.data, a.nbytes()), 0) << "k" << ks;
   }
 #endif
 }

@@ -122,6 +122,8 @@ void register_conv2d(bool cuda) {
         make_case(rng, 64, 9, 7, 6, 3, {1, 1, 1, 1, 1, 1}),     // 64-deep taps: CUDA's wgmma kernel
         make_case(rng, 128, 5, 4, 9, 3, {2, 0, 0, 1, 1, 0}),    // the same, stride 2
         make_case(rng, 64, 6, 5, 5, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
+        make_case(rng, 96, 7, 6, 5, 3, {1, 1, 1, 1, 1, 1}),     // 96 deep: the wgmma kernel's taps padded to 128
+        make_case(rng, 96, 5, 5, 6, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
     };
   };
   k.adversarial_cases = [](Rng& rng) {
@@ -151,9 +153,11 @@ void register_conv2d(bool cuda) {
       }),
   };
   k.limit_cases = [] {
-    // The largest FLUX.2 VAE convolutions at 1024^2: 128 channels at full size, 256 -> 256 at 512^2.
+    // The largest FLUX.2 VAE convolutions at 1024^2: 128 channels at full size, 256 -> 256 at 512^2;
+    // MOSS-Image's small decoder's 96 at full size.
     std::vector<Case> cs;
-    for (auto [ci, co, hw] : {std::tuple{128, 128, 1024}, {256, 256, 512}, {512, 512, 128}, {3, 128, 1024}, {128, 3, 1024}}) {
+    for (auto [ci, co, hw] : {std::tuple{128, 128, 1024}, {256, 256, 512}, {512, 512, 128}, {3, 128, 1024}, {128, 3, 1024},
+                              {96, 96, 1024}}) {
       Case c;
       c.label = label({{"ci", ci}, {"co", co}, {"hw", hw}});
       c.inputs = {shape_only(DType::F32, {ci, hw, hw}), shape_only(DType::BF16, {co, ci, 3, 3}), shape_only(DType::BF16, {co})};

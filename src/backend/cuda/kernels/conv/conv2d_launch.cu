@@ -21,34 +21,39 @@ namespace {
 // The wgmma kernels where the gather allows them (TF_CONV_KERNEL).
 bool wgmma_allowed() { return variant_is<Variant::conv_kernel>("auto"); }
 
-// Convolutions the TMA kernel takes: 64-deep channel tiles, 3x3 at stride 1 or 2, 1x1 at stride 1.
+// Convolutions the TMA kernel takes: 64-deep channel tiles (at least 64 channels, a multiple of 32:
+// 96 runs as 128 with zero padding), 3x3 at stride 1 or 2, 1x1 at stride 1.
 bool tma_applies(const ConvShape& s) {
-  return wgmma_allowed() && variant_is<Variant::split_operands>("auto") && s.Ci % 64 == 0 && s.kh == s.kw &&
-         split_tma_supports(s.Ci, s.kh, s.stride, false) && (s.kh == 3 || s.stride == 1);
+  return wgmma_allowed() && variant_is<Variant::split_operands>("auto") && s.Ci >= 64 && s.Ci % 32 == 0 &&
+         s.kh == s.kw && split_tma_supports(s.Ci, s.kh, s.stride, false) && (s.kh == 3 || s.stride == 1);
 }
+
+// The TMA kernel's channels per tap: Ci rounded up to its 64-deep K tiles.
+int padded_channels(int Ci) { return (Ci + 63) / 64 * 64; }
 
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 }  // namespace
 
 size_t conv_workspace_bytes(const ConvShape& s) {
-  const bool tap_major = s.kh == 3 && s.Ci % 32 == 0;
-  const size_t weights = tap_major ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
-  if (!tma_applies(s)) return weights;
+  const int taps = s.kh * s.kw;
+  if (!tma_applies(s)) return s.kh == 3 && s.Ci % 32 == 0 ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
+  const int Cp = padded_channels(s.Ci);
+  const size_t weights = taps > 1 || Cp != s.Ci ? size_t(s.Co) * Cp * taps * sizeof(__nv_bfloat16) : 0;
   const size_t picture = size_t(s.Ci) * (s.upsample_input ? 4 : 1) * s.H * s.W * sizeof(__nv_bfloat16);
   return aligned(weights) + 2 * aligned(picture);  // tap-major weights, x hi, x lo (channels last)
 }
 
 namespace {
 
-// wp[co, tap * Ci + ci] = w[co, ci, tap]
-__global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int taps, int64_t total,
-                                          __nv_bfloat16* __restrict__ wp) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // index into w
+// wp[co, tap * Cp + ci] = w[co, ci, tap] for ci < Ci, 0 for Ci <= ci < Cp (the K tiles' padding).
+__global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int Cp, int taps,
+                                          int64_t total, __nv_bfloat16* __restrict__ wp) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;  // index into wp
   if (i >= total) return;
-  const int64_t per_co = int64_t(Ci) * taps;
+  const int64_t per_co = int64_t(Cp) * taps;
   const int64_t co = i / per_co;
-  const int rem = int(i - co * per_co), ci = rem / taps, tap = rem - ci * taps;
-  wp[co * per_co + int64_t(tap) * Ci + ci] = w[i];
+  const int rem = int(i - co * per_co), tap = rem / Cp, ci = rem - tap * Cp;
+  wp[i] = ci < Ci ? w[(co * Ci + ci) * taps + tap] : __float2bfloat16(0.f);
 }
 
 template <int NT, class Gather>
@@ -102,12 +107,14 @@ void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias
   run_gemm_nt<4>(a, b, e, stream);
 }
 
-// The 3x3 weights reordered tap-major at the workspace's start (the next free byte after them in *rest).
-const __nv_bfloat16* tap_major_weights(const __nv_bfloat16* w, const ConvShape& s, void* workspace,
+// The weights reordered tap-major, each tap's channels padded to Cp, at the workspace's start (the
+// next free byte after them in *rest).
+const __nv_bfloat16* tap_major_weights(const __nv_bfloat16* w, const ConvShape& s, int Cp, void* workspace,
                                        unsigned char** rest, cudaStream_t stream) {
-  const int64_t total = int64_t(s.Co) * s.Ci * 9;
+  const int taps = s.kh * s.kw;
+  const int64_t total = int64_t(s.Co) * Cp * taps;
   auto* wp = static_cast<__nv_bfloat16*>(workspace);
-  permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, 9, total, wp);
+  permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, Cp, taps, total, wp);
   check_launch("conv2d (permute_weights_tap_major)");
   *rest = static_cast<unsigned char*>(workspace) + aligned(size_t(total) * sizeof(__nv_bfloat16));
   return wp;
@@ -118,7 +125,7 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
                    const ConvShape& s, void* workspace, cudaStream_t stream) {
   const int K = s.Ci * 9;
   unsigned char* rest = nullptr;
-  const __nv_bfloat16* wp = tap_major_weights(w, s, workspace, &rest, stream);
+  const __nv_bfloat16* wp = tap_major_weights(w, s, s.Ci, workspace, &rest, stream);
   gemm::ConvGatherTapMajor<STRIDE, UP> b{x, UP ? 2 * s.H : s.H, UP ? 2 * s.W : s.W, s.W, int64_t(s.H) * s.W,
                                          s.Ho, s.Wo, s.pad_top, s.pad_left, s.Ci, 3, s.Ho * s.Wo, K};
   run_gemm(wp, b, bias, residual, y, s.Co, stream);
@@ -128,7 +135,8 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
              const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
-  const __nv_bfloat16* wk = s.kh == 3 ? tap_major_weights(w, s, workspace, &ws, stream) : w;
+  const int Cp = padded_channels(s.Ci);
+  const __nv_bfloat16* wk = s.kh == 3 || Cp != s.Ci ? tap_major_weights(w, s, Cp, workspace, &ws, stream) : w;
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
@@ -189,8 +197,8 @@ void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const 
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
                               void* workspace, cudaStream_t stream) {
   check_conv_shape("group_norm_conv2d", s);
-  if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off or "
-                            "channels not a multiple of 64)");
+  if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off, or "
+                            "channels below 64 or not a multiple of 32)");
   run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);
 }
 

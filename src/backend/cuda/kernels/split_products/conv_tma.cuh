@@ -1,6 +1,7 @@
 #pragma once
 // The convolution's implicit GEMM with both operands brought by the tensor memory accelerator:
-// C[Co, positions] = W[Co, K] . im2col(x)[K, positions], K = tap * Ci + ci, Ci % 64 == 0.
+// C[Co, positions] = W[Co, K] . im2col(x)[K, positions], K = tap * Cp + ci, Cp = Ci rounded up to 64
+// (the weights' padding columns zero, the picture's channels past Ci read as zeros by TMA).
 // The activations are first split once into channels-last bf16 hi and lo pictures
 // (split_channels_last); a K tile is then one tap's 64 channels of a BH x BW rectangle of output
 // positions, which TMA reads as a box of the hi or lo picture shifted by the tap (stride 2 as an
@@ -53,7 +54,7 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
   __shared__ ChannelAffine affine[NORM ? 64 : 1];  // the block's channels' maps, computed once
   const int c0 = blockIdx.y * 64, t = threadIdx.x;
   if constexpr (NORM) {
-    if (t < 64) affine[t] = channel_affine(norm, c0 + t);
+    if (t < 64 && c0 + t < Ci) affine[t] = channel_affine(norm, c0 + t);
     __syncthreads();
   }
   for (int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
@@ -65,15 +66,16 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
         const int c = t / 32 + 8 * i;
-        float v = p < positions ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
-        if constexpr (NORM) v = group_norm_value(affine[c], norm.silu, v);
+        const bool in = p < positions && c0 + c < Ci;
+        float v = in ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
+        if constexpr (NORM) v = in ? group_norm_value(affine[c], norm.silu, v) : 0.f;
         tile[c][t % 32] = v;
       }
     }
     __syncthreads();
     const int pos = t / 8, ch = t % 8;
     const int64_t p = p0 + pos;
-    if (p < positions) {
+    if (p < positions && c0 + 8 * ch < Ci) {
       __align__(16) __nv_bfloat16 h[8], l[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i) {
@@ -99,7 +101,7 @@ __global__ void __launch_bounds__(256) split_channels_last_rows(const float* __r
   __shared__ ChannelAffine affine[NORM ? 64 : 1];
   const int c0 = blockIdx.y * 64, t = threadIdx.x, lane = t % 32;
   if constexpr (NORM) {
-    if (t < 64) affine[t] = channel_affine(norm, c0 + t);
+    if (t < 64 && c0 + t < Ci) affine[t] = channel_affine(norm, c0 + t);
     __syncthreads();
   }
   const int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
@@ -107,17 +109,20 @@ __global__ void __launch_bounds__(256) split_channels_last_rows(const float* __r
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int64_t p = p0 + 4 * lane;
-    v[i] = p < positions ? *reinterpret_cast<const float4*>(x + int64_t(c0 + t / 32 + 8 * i) * positions + p)
-                         : make_float4(0.f, 0.f, 0.f, 0.f);
+    v[i] = p < positions && c0 + t / 32 + 8 * i < Ci
+               ? *reinterpret_cast<const float4*>(x + int64_t(c0 + t / 32 + 8 * i) * positions + p)
+               : make_float4(0.f, 0.f, 0.f, 0.f);
   }
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int c = t / 32 + 8 * i;  // c / 8 == i
     if constexpr (NORM) {
-      v[i].x = group_norm_value(affine[c], norm.silu, v[i].x);
-      v[i].y = group_norm_value(affine[c], norm.silu, v[i].y);
-      v[i].z = group_norm_value(affine[c], norm.silu, v[i].z);
-      v[i].w = group_norm_value(affine[c], norm.silu, v[i].w);
+      if (c0 + c < Ci) {  // channels past Ci stay zero, as the product's padding needs
+        v[i].x = group_norm_value(affine[c], norm.silu, v[i].x);
+        v[i].y = group_norm_value(affine[c], norm.silu, v[i].y);
+        v[i].z = group_norm_value(affine[c], norm.silu, v[i].z);
+        v[i].w = group_norm_value(affine[c], norm.silu, v[i].w);
+      }
     }
     *reinterpret_cast<float4*>(&tile[c][(4 * lane) ^ (4 * i)]) = v[i];
   }
@@ -127,7 +132,7 @@ __global__ void __launch_bounds__(256) split_channels_last_rows(const float* __r
   for (int round = 0; round < kSplitPositions / 32; ++round) {
     const int pos = t / 8 + 32 * round;
     const int64_t p = p0 + pos;
-    if (p >= positions) break;
+    if (p >= positions || c0 + 8 * ch >= Ci) break;
     __align__(16) __nv_bfloat16 h[8], l[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) gemm::split_bf16(tile[8 * ch + i][pos ^ (4 * ch)], h[i], l[i]);
@@ -152,7 +157,7 @@ struct ConvTiles {
   int m_tiles, tiles_x, tiles;  // tile i: Co rows (i % m_tiles) * 128, positions tile i / m_tiles (x fastest)
   int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
   int ks, stride, pad_top, pad_left;
-  int c_tiles, KT;  // Ci / 64; K tiles per output tile (taps * c_tiles)
+  int c_tiles, KT;  // Cp / 64; K tiles per output tile (taps * c_tiles)
   int Ho, Wo;
 };
 

@@ -23,14 +23,15 @@ struct ConvWindow {
   int ks, stride, pad_top, pad_left, Ho, Wo;
 };
 
-// Whether launch_split_tma takes these operands (C a multiple of 8 and, unless A is split, 64).
+// Whether launch_split_tma takes these operands (C a multiple of 8; a split A only at ks 1).
 bool split_tma_supports(int C, int ks, int stride, bool a_split);
-// e = A . im2col(B) with K = tap * C + c: A [M, ks * ks * C] bf16 K-contiguous, exact (a_lo null)
-// or split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
+// e = A . im2col(B) with K = tap * Cp + c, Cp = C rounded up to 64 (B's channels past C read as
+// zeros): A [M, ks * ks * Cp] bf16 K-contiguous with each tap's columns past C zero, exact (a_lo
+// null), or [M, C] split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream);
 // x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is
-// given) -> hi, lo [H, W, C]; C % 64 == 0.
+// given) -> hi, lo [H, W, C]; C % 8 == 0.
 void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
                                 __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
 // hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]), the layout kept.

@@ -43,7 +43,7 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
 }  // namespace
 
 bool split_tma_supports(int C, int ks, int stride, bool a_split) {
-  return C % 8 == 0 && (a_split || C % 64 == 0) && (ks == 1 || ks == 3) && (stride == 1 || stride == 2);
+  return C % 8 == 0 && (!a_split || ks == 1) && (ks == 1 || ks == 3) && (stride == 1 || stride == 2);
 }
 
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
@@ -64,7 +64,9 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   t.c_tiles = (b.C + BK - 1) / BK;
   t.KT = w.ks * w.ks * t.c_tiles;
 
-  const int64_t K = int64_t(w.ks) * w.ks * b.C;
+  // A exact: each tap's channels padded to c_tiles * 64 (the K tile's coordinate); A split: one tap,
+  // its columns past C read as zeros by TMA.
+  const int64_t K = int64_t(w.ks) * w.ks * (a_split ? b.C : t.c_tiles * BK);
   const uint64_t adims[2] = {uint64_t(K), uint64_t(M)}, astrides[1] = {uint64_t(K) * 2};
   const uint32_t abox[2] = {64, 128}, ones[3] = {1, 1, 1};
   const CUtensorMap amap = bf16_tensor_map("split product: A", a_hi, 2, adims, astrides, abox, ones);
@@ -82,11 +84,11 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
 void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
                                 __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream) {
   using conv_tma::split_channels_last;
-  if (C % 64 != 0) fail("split_channels_last: channels " + std::to_string(C) + " (a multiple of 64)");
+  if (C % 8 != 0) fail("split_channels_last: channels " + std::to_string(C) + " (a multiple of 8)");
   const int W = upsample ? 2 * Ws : Ws;
   const int64_t positions = int64_t(upsample ? 2 * Hs : Hs) * W;
   constexpr int kP = conv_tma::kSplitPositions;
-  const dim3 grid(unsigned((positions + kP - 1) / kP), unsigned(C / 64));
+  const dim3 grid(unsigned((positions + kP - 1) / kP), unsigned((C + 63) / 64));
   const GroupNormApply n = norm ? *norm : GroupNormApply{};
   if (!upsample && positions % 4 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
     const auto kernel = norm ? conv_tma::split_channels_last_rows<true> : conv_tma::split_channels_last_rows<false>;
