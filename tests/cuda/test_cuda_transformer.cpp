@@ -14,6 +14,9 @@
 #include "check/gate/transformer.h"
 #include "check/random_tensor.h"
 #include "cuda_test_util.h"
+#include "families/moss_image/sampler/sample.h"
+#include "families/moss_image/sampler/schedule.h"
+#include "families/moss_image/sampler/update.h"
 #include "families/moss_image/transformer/transformer.h"
 #include "io/checkpoint.h"
 
@@ -78,6 +81,32 @@ TEST(CudaTransformer, RecordedPassGivesTheEagerBytes) {
   EXPECT_NE(eager, quarter) << "a replay at another sigma gave the same velocity";
   variants::Override off(Variant::cuda_graph, "off");
   EXPECT_EQ(quarter, bytes(0.25f)) << "the replay differs from the pass launched kernel by kernel";
+}
+
+// The sampling loop on the device (its steps recorded and replayed) gives the bytes of the host's loop
+// over the same CUDA transformer's velocities, with and without the negative branch.
+TEST(CudaTransformer, SamplerLoopGivesTheHostLoopsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+  const auto t = moss_image::Transformer::load(kData + "/tiny-pipeline", {Device::CUDA, true});
+  for (bool guided : {true, false}) {
+    moss_image::SamplingRun r;
+    r.noise = check::random_normal_tensor(DType::F32, {128, 6, 4}, 5, 1.0f);
+    r.rows = check::random_normal_tensor(DType::BF16, {7, 64}, 6, 1.0f);
+    if (guided) r.negative_rows = check::random_normal_tensor(DType::BF16, {3, 64}, 7, 1.0f);
+    r.negative_skip_layers = {22};
+    r.sigmas = moss_image::schedule_sigmas(5, 5.0);
+    r.guidance = guided ? 3.0 : 1.0;
+    Tensor x = empty(DType::F32, r.noise.shape);
+    copy_into(x, r.noise);
+    for (size_t i = 0; i + 1 < r.sigmas.size(); ++i) {
+      std::vector<moss_image::TransformerSample> s{{x, r.rows, {}}};
+      if (guided) s.push_back({x, r.negative_rows, r.negative_skip_layers});
+      const std::vector<Tensor> v = t.velocity(s, r.sigmas[i]);
+      moss_image::euler_step(x, guided ? moss_image::guided(v[0], v[1], r.guidance) : v[0], r.sigmas[i], r.sigmas[i + 1]);
+    }
+    const Tensor got = moss_image::sample(t, r);
+    EXPECT_EQ(std::memcmp(got.data, x.data, x.nbytes()), 0) << (guided ? "guided" : "cond only");
+  }
 }
 
 // SiTU's lookup kernel gives the formula kernel's bytes for every bf16 up and gate pattern (each

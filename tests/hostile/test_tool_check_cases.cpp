@@ -184,8 +184,10 @@ TEST(CheckCases, EncoderUnknownPlantOrComponent) {
   for (const char* bad : {"bogus", "padding-row", "row-error"})
     expect_clean_failure(c.check({"--plant", bad}), kEnc, {"--plant", bad, "none, row, row@STEP, repeat"});
   expect_clean_failure(c.check({"--plant", "row@p9.norm"}), kEnc, {"--plant row@p9.norm", c.file.string(), "p9.norm"});
+  expect_clean_failure(run_program(kEnc, {"check", "vae", "--model", c.model.string(), "--case", c.file.string()}),
+                       kEnc, {"vae", "expected encoder, transformer or pipeline"});
   expect_clean_failure(run_program(kEnc, {"check", "pipeline", "--model", c.model.string(), "--case", c.file.string()}),
-                       kEnc, {"pipeline", "expected encoder or transformer"});
+                       kEnc, {c.file.string(), "\"moss_image.encoder\", expected \"moss_image.pipeline\""});
 }
 
 TEST(CheckCases, VaeIntactCasePasses) {

@@ -15,7 +15,7 @@
 #include "families/moss_image/encoder/prompt_encoder.h"
 #include "families/moss_image/sampler/noise.h"
 #include "families/moss_image/sampler/schedule.h"
-#include "families/moss_image/sampler/update.h"
+#include "families/moss_image/sampler/sample.h"
 #include "families/moss_image/transformer/memory.h"
 #include "families/moss_image/transformer/transformer.h"
 
@@ -194,17 +194,8 @@ Generated MossImagePipeline::generate(const GenerateRequest& r, const StageProgr
   load_transformer(s);
   g.seconds.load_transformer = since(t0);
   t0 = Clock::now();
-  const Progress sample = stage(progress, "sample");
-  const int64_t n = static_cast<int64_t>(g.sigmas.size()) - 1;
-  for (int64_t i = 0; i < n; ++i) {
-    std::vector<moss_image::TransformerSample> samples{{x, rows, {}}};
-    if (cfg) samples.push_back({x, negative_rows, r.negative_skip_layers});
-    const std::vector<Tensor> v = s.transformer->velocity(samples, g.sigmas[i]);
-    const Tensor pred = cfg ? moss_image::guided(v[0], v[1], r.guidance) : v[0];
-    moss_image::euler_step(x, pred, g.sigmas[i], g.sigmas[i + 1]);
-    report(sample, "step " + std::to_string(i + 1), i + 1, n);
-    if (on_step) on_step(i, n, x);
-  }
+  moss_image::SamplingRun run{x, rows, cfg ? negative_rows : Tensor{}, r.negative_skip_layers, g.sigmas, r.guidance};
+  x = moss_image::sample(*s.transformer, run, stage(progress, "sample"), on_step);
   g.seconds.sample = since(t0);
   g.latents = x;
 

@@ -15,6 +15,7 @@
 #include "core/tensor.h"
 #include "families/common/progress.h"
 #include "io/png.h"
+#include "families/moss_image/sampler/sample.h"
 #include "families/moss_image/transformer/transformer.h"
 #include "pipelines/moss_image/folder.h"
 
@@ -54,7 +55,7 @@ using Notes = std::function<void(const std::string&)>;
 using StageProgress = std::function<Progress(const std::string& stage)>;
 // Called after each sampling step with the step index, its count and the new latents (CPU F32); it
 // may throw to stop the run (a Python caller's Ctrl-C).
-using StepCallback = std::function<void(int64_t step, int64_t steps, const Tensor& latents)>;
+using StepCallback = moss_image::SampleCallback;
 
 struct PipelineOptions {
   Device device = Device::CPU;

@@ -47,6 +47,7 @@ void register_every_kernel() {
   register_attention_fused(true);
   register_qkv_norm_rope(true);
   register_timestep_sinusoid(true);
+  register_sampling(true);
   register_causal_conv1d_silu(true);
   register_conv2d(true);
   register_upsample_nearest2x(true);

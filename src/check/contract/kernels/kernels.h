@@ -10,6 +10,7 @@ void register_rms_norm(bool cuda);
 void register_rms_norm_gated(bool cuda);
 void register_group_norm(bool cuda);
 void register_residual_add(bool cuda);
+void register_sampling(bool cuda);
 void register_add(bool cuda);
 void register_elementwise_gates(bool cuda);  // silu_gated_product, sigmoid_gate
 void register_modulation(bool cuda);  // modulate, silu, situ_gated_product

@@ -44,6 +44,18 @@ class Transformer {
   std::vector<Tensor> velocity(const std::vector<TransformerSample>& samples, float sigma,
                                const Progress& progress = {}) const;
 
+  // The tables a pass reads (RoPE of the text and the joint sequences): a caller recording the pass
+  // keeps them as long as its recording.
+  struct PassTables {
+    RopeTables text, joint;
+  };
+  // The packed pass on tensors already on the device, queued and not waited for (a sampler that keeps
+  // its latents there): sigma F32 [1]; tokens BF16 [sum h*w, C], each sample's latent pixels in
+  // row-major order; rows BF16 [sum L, text_dim]; out BF16 [sum h*w, C], the head's rows. `layout`
+  // gives each sample's h, w (its latents' shape), L (its rows') and skipped blocks; their data is not read.
+  PassTables pass_on_device(const std::vector<TransformerSample>& layout, const Tensor& sigma, const Tensor& tokens,
+                            const Tensor& rows, Tensor& out) const;
+
   // The steps the reference gate checks one at a time (bf16 in, bf16 out, on the CPU):
   // the modulation rows [8, dim]: the shared block modulation's six chunks (shift_a, scale_a, gate_a,
   // shift_f, scale_f, gate_f), then the head's shift and scale.

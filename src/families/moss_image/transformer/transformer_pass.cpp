@@ -81,6 +81,31 @@ void Transformer::pass(const std::vector<TransformerSample>& samples, const Tens
   report(progress, "head", total, total);
 }
 
+Transformer::PassTables Transformer::pass_on_device(const std::vector<TransformerSample>& layout, const Tensor& sigma,
+                                                   const Tensor& tokens, const Tensor& rows, Tensor& out) const {
+  require(!layout.empty(), "transformer: no sample to run");
+  int64_t N = 0, L = 0;
+  std::vector<int64_t> text_layout, joint_layout;
+  for (size_t k = 0; k < layout.size(); ++k) {
+    const TransformerSample& s = layout[k];
+    check_sample(s, k);
+    N += s.latents.dim(1) * s.latents.dim(2), L += s.rows.dim(0);
+    text_layout.insert(text_layout.end(), {0, 0, s.rows.dim(0)});
+    joint_layout.insert(joint_layout.end(), {s.latents.dim(1), s.latents.dim(2), s.rows.dim(0)});
+  }
+  const char* what = "transformer pass on the device";
+  require(sigma.device == device_ && sigma.dtype == DType::F32 && sigma.shape == Shape{1},
+          std::string(what) + ": sigma is " + sigma.describe() + ", expected F32 [1] on its device");
+  for (auto [name, t, n, width] : {std::tuple<const char*, const Tensor*, int64_t, int64_t>{"tokens", &tokens, N, c_.latent_channels},
+                                   {"rows", &rows, L, c_.text_dim}, {"out", &out, N, c_.latent_channels}})
+    require(t->device == device_ && t->dtype == DType::BF16 && t->shape == Shape{n, width},
+            std::string(what) + ": " + name + " is " + t->describe() + ", expected BF16 [" + std::to_string(n) + ", " +
+                std::to_string(width) + "] on its device");
+  PassTables tables{rope_for(text_layout), rope_for(joint_layout)};
+  pass(layout, sigma, tokens, rows, tables.text, tables.joint, out, Progress());
+  return tables;
+}
+
 std::vector<Tensor> Transformer::velocity(const std::vector<TransformerSample>& samples, float sigma,
                                           const Progress& progress) const {
   require(!samples.empty(), "transformer: no sample to run");
