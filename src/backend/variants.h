@@ -30,6 +30,7 @@ enum class Variant : int {
   cpu_linear,
   linear_large_rows,
   situ,
+  sampler_loop,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -121,6 +122,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
     {Variant::situ, "TF_SITU", {"lookup", "formula"},
      "CUDA's SiTU gated product: `lookup` its two factors from tables of all 65,536 bf16 inputs (made once by the "
      "formula's code), `formula` evaluated per element",
+     true},
+    {Variant::sampler_loop, "TF_SAMPLER_LOOP", {"device", "host"},
+     "the MOSS-Image sampling loop: `device` keeps the latents on the transformer's device (each step's token "
+     "rows, guidance and Euler update there; on CUDA one recorded graph a step), `host` brings every step's "
+     "velocities back and updates the latents on the CPU",
      true},
 }};
 

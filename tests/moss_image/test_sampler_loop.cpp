@@ -1,14 +1,14 @@
-// The sampling loop on the device gives the bytes of the host's loop (velocity, guided, euler_step),
+// The sampling loop on the device gives the bytes of the host's loop (TF_SAMPLER_LOOP=host: velocity, guided, euler_step),
 // with and without the negative branch; the step callback sees every step and can stop the run.
 #include <gtest/gtest.h>
 
 #include <cstring>
 
+#include "backend/variants.h"
 #include "check/random_tensor.h"
 #include "core/error.h"
 #include "families/moss_image/sampler/sample.h"
 #include "families/moss_image/sampler/schedule.h"
-#include "families/moss_image/sampler/update.h"
 
 using namespace tf;
 
@@ -31,25 +31,17 @@ moss_image::SamplingRun run(bool guided) {
   return r;
 }
 
-Tensor host_loop(const moss_image::Transformer& tr, const moss_image::SamplingRun& r) {
-  Tensor x = empty(DType::F32, r.noise.shape);
-  copy_into(x, r.noise);
-  for (size_t i = 0; i + 1 < r.sigmas.size(); ++i) {
-    std::vector<moss_image::TransformerSample> s{{x, r.rows, {}}};
-    if (r.negative_rows.defined()) s.push_back({x, r.negative_rows, r.negative_skip_layers});
-    const std::vector<Tensor> v = tr.velocity(s, r.sigmas[i]);
-    const Tensor pred = s.size() > 1 ? moss_image::guided(v[0], v[1], r.guidance) : v[0];
-    moss_image::euler_step(x, pred, r.sigmas[i], r.sigmas[i + 1]);
-  }
-  return x;
-}
-
 }  // namespace
 
 TEST(SamplerLoop, GivesTheHostLoopsBytes) {
   for (bool guided : {true, false}) {
     const moss_image::SamplingRun r = run(guided);
-    const Tensor want = host_loop(tiny(), r), got = moss_image::sample(tiny(), r);
+    Tensor want;
+    {
+      variants::Override host(Variant::sampler_loop, "host");  // velocities to the host, update.h's guided, euler_step
+      want = moss_image::sample(tiny(), r);
+    }
+    const Tensor got = moss_image::sample(tiny(), r);
     ASSERT_EQ(got.shape, want.shape);
     EXPECT_EQ(std::memcmp(got.data, want.data, want.nbytes()), 0) << (guided ? "guided" : "cond only");
   }

@@ -5,9 +5,32 @@
 #include "backend/device/recorded_work.h"
 #include "backend/elementwise/guided_euler_step.h"
 #include "backend/elementwise/transpose_to_bf16.h"
+#include "backend/variants.h"
 #include "core/error.h"
+#include "families/moss_image/sampler/update.h"
 
 namespace tf::moss_image {
+
+namespace {
+
+// TF_SAMPLER_LOOP=host: each step's velocities to the CPU, guidance and the Euler step there (update.h).
+Tensor sample_on_host(const Transformer& tr, const SamplingRun& run, const Progress& progress,
+                      const SampleCallback& on_step) {
+  Tensor x = empty(DType::F32, run.noise.shape);
+  copy_into(x, run.noise);
+  const int64_t n = static_cast<int64_t>(run.sigmas.size()) - 1;
+  for (int64_t i = 0; i < n; ++i) {
+    std::vector<TransformerSample> s{{x, run.rows, {}}};
+    if (run.negative_rows.defined()) s.push_back({x, run.negative_rows, run.negative_skip_layers});
+    const std::vector<Tensor> v = tr.velocity(s, run.sigmas[i]);
+    euler_step(x, s.size() > 1 ? guided(v[0], v[1], run.guidance) : v[0], run.sigmas[i], run.sigmas[i + 1]);
+    report(progress, "step " + std::to_string(i + 1), i + 1, n);
+    if (on_step) on_step(i, n, x);
+  }
+  return x;
+}
+
+}  // namespace
 
 Tensor sample(const Transformer& tr, const SamplingRun& run, const Progress& progress, const SampleCallback& on_step) {
   const Device dev = tr.device();
@@ -18,6 +41,7 @@ Tensor sample(const Transformer& tr, const SamplingRun& run, const Progress& pro
   require(run.sigmas.size() >= 2 && run.sigmas.back() == 0.0f,
           "sample: expected a schedule of at least two sigmas ending in 0");
   require(std::isfinite(run.guidance), "sample: the guidance scale is not finite");
+  if (variant_is<Variant::sampler_loop>("host")) return sample_on_host(tr, run, progress, on_step);
   const int64_t C = c.latent_channels, hw = run.noise.dim(1) * run.noise.dim(2), S = cfg ? 2 : 1;
   Tensor x = empty(DType::F32, run.noise.shape, dev);
   copy_into(x, run.noise);

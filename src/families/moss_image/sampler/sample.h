@@ -5,7 +5,7 @@
 // update (backend/elementwise/guided_euler_step.h, the host's fp32 numerics, so the bytes are those of
 // update.h's guided() and euler_step() on the host). On CUDA the first step runs eagerly, the second is
 // recorded as one graph (sigma and the step's scalars read from device memory) and every later step
-// replays it.
+// replays it. TF_SAMPLER_LOOP=host runs the same steps with the update on the CPU (the same bytes).
 #include <cstdint>
 #include <functional>
 #include <vector>
