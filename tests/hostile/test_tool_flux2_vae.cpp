@@ -7,6 +7,7 @@
 #include "core/tensor.h"
 #include "io/png.h"
 #include "io/safetensors.h"
+#include "check/random_tensor.h"
 #include "tool_runner.h"
 
 using namespace tf::hostile;
@@ -291,6 +292,23 @@ TEST(ToolFlux2Vae, DecodeBadLatentsAndUnwritablePicture) {
   r = run_program(kProgram, {"decode", "--model", c.model.string(), "--tokens", lat.string(), "--height", "20",
                              "--width", "32", "--out", png.string()});
   expect_clean_failure(r, kProgram, {"--height"}, {png});
+}
+
+// Latents with diffusers' leading batch dimension of 1 decode to the same picture.
+TEST(ToolFlux2Vae, DecodeTakesLatentsWithABatchOfOne) {
+  TF_REQUIRE_PROGRAM(kProgram);
+  VaeCase c("vae_decode_batch");
+  fs::path lat = c.s / "latents.safetensors", png = c.s / "out.png", png1 = c.s / "out1.png";
+  const tf::Tensor z = tf::check::random_normal_tensor(tf::DType::F32, {32, 4, 4}, 3, 1.0f);
+  tf::write_safetensors(lat.string(), {{"latents", z}});
+  ASSERT_EQ(run_program(kProgram, {"decode", "--model", c.model.string(), "--latents", lat.string(), "--out", png.string()}).exit_code, 0);
+  tf::write_safetensors(lat.string(), {{"latents", z.reshaped({1, 32, 4, 4})}});
+  const RunResult r = run_program(kProgram, {"decode", "--model", c.model.string(), "--latents", lat.string(), "--out", png1.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(read_bytes(png), read_bytes(png1));
+  tf::write_safetensors(lat.string(), {{"latents", z.reshaped({2, 16, 4, 4})}});
+  expect_clean_failure(run_program(kProgram, {"decode", "--model", c.model.string(), "--latents", lat.string(), "--out", png.string() + "x"}),
+                       kProgram, {lat.string(), "latents"}, {png.string() + "x"});
 }
 
 TEST(ToolFlux2Vae, BadFlags) {

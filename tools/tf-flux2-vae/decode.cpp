@@ -5,6 +5,7 @@
 #include "backend/device/device.h"
 #include "common/command.h"
 #include "common/memory_limit.h"
+#include "common/tensor_file.h"
 #include "core/error.h"
 #include "families/common/progress.h"
 #include "families/flux2_vae/memory.h"
@@ -23,7 +24,8 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
   auto height = std::make_shared<int64_t>(0), width = std::make_shared<int64_t>(0);
   auto max_memory = std::make_shared<double>(0);
   c.add_option("--model", *model, "pipeline folder or its vae/ folder")->required();
-  auto* l = c.add_option("--latents", *latents, "safetensors with `latents` F32 [Cz, H/8, W/8] (the posterior's space)");
+  auto* l = c.add_option("--latents", *latents,
+                         "safetensors with `latents` F32 [Cz, H/8, W/8] (the posterior's space; a leading 1 accepted)");
   auto* t = c.add_option("--tokens", *tokens,
                          "safetensors with `tokens` (or `feature2`) F32 [H*W/256 (+5 zero rows), 4 Cz], normalised");
   l->excludes(t);
@@ -44,9 +46,7 @@ tf::tools::RegisterCommand reg("decode", "latents or feature2 tokens -> picture"
     std::fprintf(stderr, "%s\n", cfg.summary().c_str());
     tf::Tensor z;
     if (!latents->empty()) {
-      const auto f = tf::SafetensorsFile::open(*latents);
-      if (!f->has("latents")) tf::fail(*latents + ": no tensor \"latents\"");
-      z = f->get("latents");
+      z = tf::tools::read_tensor("--latents", *latents, "latents", true);  // [1, Cz, h, w] as diffusers writes it too
       if (z.dtype != tf::DType::F32 || z.rank() != 3 || z.dim(0) != cfg.latent_channels)
         tf::fail(*latents + ": tensor \"latents\" is " + z.describe() + ", expected F32 [" +
                  std::to_string(cfg.latent_channels) + ", H/8, W/8]");
