@@ -6,6 +6,8 @@
 #include "families/flux2_vae/memory.h"
 #include "families/moss_image/encoder/config.h"
 #include "families/moss_image/encoder/memory.h"
+#include "families/moss_image/transformer/config.h"
+#include "families/moss_image/transformer/memory.h"
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -86,4 +88,17 @@ TEST(MemoryEstimates, ReleasedEncoderAtMaxPositionsIsRefusedOnASmallMachine) {
     for (const char* s : {"--prompt-file p.txt", "262144 tokens", "24 GiB available (physical memory)", "tokens fit"})
       EXPECT_NE(m.find(s), std::string::npos) << s << " missing from: " << m;
   }
+}
+
+TEST(MemoryEstimates, ReleasedTransformerWeightsAndAGuidanceStep) {
+  const tf::moss_image::TransformerConfig c = tf::moss_image::TransformerConfig::released();
+  const double weights = tf::moss_image::transformer_weight_bytes(c);
+  EXPECT_NEAR(weights / 1e9, 10.16, 0.05) << "the released file holds 10.16 GB of bf16";
+  // a 1024^2 guidance step: two samples of 4,096 image tokens; the MLP's up|gate (2 x 8192 bf16 a token)
+  const double step = tf::moss_image::transformer_memory(c, {4096, 4096}, {100, 20}).bytes;
+  EXPECT_GE(step, 8216 * 2.0 * 2 * 8192);
+  EXPECT_LE(step, 4 * kGiB);
+  // a 16384^2 picture (1M image tokens a branch) fits no device of today
+  EXPECT_GE(tf::moss_image::transformer_memory(c, {1 << 20, 1 << 20}, {100, 20}).bytes, 141 * kGiB);
+  EXPECT_EQ(tf::moss_image::transformer_memory(c, {4096}, {100}).peak, "MLP");
 }

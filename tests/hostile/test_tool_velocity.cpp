@@ -59,6 +59,7 @@ TEST(VelocityTool, BadInputsAreCleanErrors) {
   VelocityCase c("velocity_bad");
   expect_clean_failure(c.run({"--sigma", "1.5"}), kProgram, {"--sigma"}, {c.out});
   expect_clean_failure(c.run({"--skip-layer", "4"}), kProgram, {"skip layer 4"}, {c.out});
+  expect_clean_failure(c.run({"--max-memory", "0.001"}), kProgram, {"--latents", "GiB"}, {c.out});
   tf::write_safetensors(c.latents.string(), {{"latents", tf::check::random_normal_tensor(tf::DType::F32, {15, 4, 3}, 1, 1.0f)}});
   expect_clean_failure(c.run(), kProgram, {"latents", "[16, h, w]"}, {c.out});
   tf::write_safetensors(c.latents.string(), {{"noise", tf::check::random_normal_tensor(tf::DType::F32, {16, 4, 3}, 1, 1.0f)}});
