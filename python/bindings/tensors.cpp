@@ -42,7 +42,7 @@ std::string dtype_str(nb::dlpack::dtype d) {
   return std::string(kind) + std::to_string(d.bits) + (d.lanes != 1 ? "x" + std::to_string(d.lanes) : "");
 }
 
-std::string shape_of(const nb::ndarray<>& a) {
+std::string shape_of(const Input& a) {
   std::string s = "[";
   for (size_t i = 0; i < a.ndim(); ++i) s += (i ? ", " : "") + std::to_string(a.shape(i));
   return s + "]";
@@ -79,12 +79,12 @@ nb::object to_python(const tf::Tensor& t, Framework f) {
     case Framework::NumPy:
       if (owned.dtype == tf::DType::BF16) dt = nb::dtype<uint16_t>();
       return wrap<nb::numpy>(owned.data, shape, owner, dt);
-    case Framework::DLPack: return wrap<nb::no_framework>(owned.data, shape, owner, dt);
+    case Framework::DLPack: return wrap<nb::array_api>(owned.data, shape, owner, dt);
   }
   throw tf::Error("to_python: unknown framework");
 }
 
-tf::Tensor borrow(const nb::ndarray<>& a, const std::string& name, tf::DType dtype, int rank) {
+tf::Tensor borrow(const Input& a, const std::string& name, tf::DType dtype, int rank) {
   const nb::dlpack::dtype want = dlpack_dtype(dtype);
   if (a.dtype() != want)
     throw BadInput(name + ": dtype " + dtype_str(a.dtype()) + ", expected " + dtype_str(want) +
@@ -95,15 +95,16 @@ tf::Tensor borrow(const nb::ndarray<>& a, const std::string& name, tf::DType dty
   if (a.device_type() != nb::device::cpu::value)
     throw BadInput(name + ": not in CPU memory (DLPack device type " + std::to_string(a.device_type()) +
                    "); the engine takes host tensors and returns host tensors, device= chooses where it computes");
-  // C-contiguous: each stride the product of the sizes after it (a size-1 axis may have any stride)
+  // C-contiguous: each stride the product of the sizes after it (a size-1 axis, or an empty array,
+  // may have any strides)
   int64_t expect = 1;
-  for (int i = rank - 1; i >= 0; --i) {
+  for (int i = rank - 1; i >= 0 && a.size() > 0; --i) {
     if (a.shape(i) != 1 && a.stride(i) != expect)
       throw BadInput(name + ": shape " + shape_of(a) + " is not C-contiguous (call .contiguous() first)");
     expect *= static_cast<int64_t>(a.shape(i));
   }
   tf::Tensor t;
-  t.data = a.data();
+  t.data = static_cast<char*>(a.data_handle()) + a.byte_offset();  // never written through
   t.dtype = dtype;
   t.shape.assign(a.shape_ptr(), a.shape_ptr() + rank);
   t.device = tf::Device::CPU;

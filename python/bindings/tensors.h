@@ -13,8 +13,11 @@ namespace tfpy {
 
 namespace nb = nanobind;
 
+// Inputs: any DLPack or buffer-protocol array, read-only ones included (the engine never writes them).
+using Input = nb::ndarray<nb::ro>;
+
 // What outputs are: torch tensors, numpy arrays (bf16 as uint16 bit patterns: numpy has no
-// bfloat16), or framework-free DLPack arrays.
+// bfloat16), or framework-free arrays with __dlpack__ (nanobind's array_api objects).
 enum class Framework { Torch, NumPy, DLPack };
 Framework framework_from(const std::string& name);
 
@@ -23,7 +26,7 @@ nb::object to_python(const tf::Tensor& t, Framework f);
 
 // `a` as an engine tensor viewing its memory. Refuses (BadInput, naming `name`) another dtype, a
 // rank other than `rank`, non-contiguous strides, or memory not on the CPU.
-tf::Tensor borrow(const nb::ndarray<>& a, const std::string& name, tf::DType dtype, int rank);
+tf::Tensor borrow(const Input& a, const std::string& name, tf::DType dtype, int rank);
 
 // Image b of a [B, ...] tensor: a view of its bytes.
 tf::Tensor item(const tf::Tensor& batch, int64_t b);

@@ -40,7 +40,7 @@ class Vae {
       : vae_(released([&] { return loading([&] { return vae::Vae::load(path, device_from(device)); }); })) {}
 
   // images F32 [B, 3, H, W] -> moments F32 [B, 2 Cz, H/8, W/8] (diffusers' latent_dist parameters).
-  nb::object moments(const nb::ndarray<>& images, double max_memory, const std::string& output) const {
+  nb::object moments(const Input& images, double max_memory, const std::string& output) const {
     const Framework f = framework_from(output);
     const tf::Tensor x = pictures(images, "images");
     require(vae::Direction::Encode, x.dim(3), x.dim(2), max_memory, "images");
@@ -54,7 +54,7 @@ class Vae {
 
   // images F32 [B, 3, H, W], noise F32 [B, Cz, H/8, W/8] or None (the posterior mean) ->
   // (latents F32 [B, Cz, H/8, W/8], feature2 F32 [B, 5 + H W / 256, 4 Cz]).
-  std::tuple<nb::object, nb::object> encode(const nb::ndarray<>& images, const std::optional<nb::ndarray<>>& noise,
+  std::tuple<nb::object, nb::object> encode(const Input& images, const std::optional<Input>& noise,
                                             double max_memory, const std::string& output) const {
     const Framework f = framework_from(output);
     const tf::Tensor x = pictures(images, "images");
@@ -82,7 +82,7 @@ class Vae {
   }
 
   // latents F32 [B, Cz, h, w] -> pictures F32 [B, 3, 8h, 8w] in [-1, 1] (not clamped, as diffusers).
-  nb::object decode(const nb::ndarray<>& latents, double max_memory, const std::string& output) const {
+  nb::object decode(const Input& latents, double max_memory, const std::string& output) const {
     const Framework f = framework_from(output);
     const tf::Tensor z = borrow(latents, "latents", tf::DType::F32, 4);
     const auto& c = vae_.config();
@@ -118,7 +118,7 @@ class Vae {
 
  private:
   // images F32 [B, 3, H, W], sides positive multiples of the picture multiple.
-  tf::Tensor pictures(const nb::ndarray<>& a, const std::string& name) const {
+  tf::Tensor pictures(const Input& a, const std::string& name) const {
     tf::Tensor x = borrow(a, name, tf::DType::F32, 4);
     const int64_t m = vae_.config().picture_multiple();
     if (x.dim(0) < 1 || x.dim(1) != 3 || x.dim(2) < m || x.dim(3) < m || x.dim(2) % m || x.dim(3) % m)
@@ -167,7 +167,7 @@ nb::object pictures_to_input(const std::vector<std::tuple<nb::bytes, int64_t, in
 }
 
 // A picture F32 [3, H, W] -> (bytes [H, W, 3] 8-bit RGB, width, height), as the programs write a PNG.
-std::tuple<nb::bytes, int64_t, int64_t> output_to_picture(const nb::ndarray<>& picture) {
+std::tuple<nb::bytes, int64_t, int64_t> output_to_picture(const Input& picture) {
   const tf::Tensor x = borrow(picture, "picture", tf::DType::F32, 3);
   if (x.dim(0) != 3) throw BadInput("picture: shape " + tf::shape_str(x.shape) + ", expected [3, H, W]");
   const tf::RgbImage img = vae::output_to_picture(x);

@@ -1,16 +1,7 @@
 """tensorfold.diffusers.AutoencoderKLFlux2 against diffusers' own AutoencoderKLFlux2 on the tiny VAE."""
-import subprocess
-import sys
-
 import pytest
 
 from conftest import TINY, needs_diffusers
-
-
-def test_the_core_package_imports_without_torch_or_diffusers():
-    code = ("import sys; import tensorfold; "
-            "assert 'torch' not in sys.modules and 'diffusers' not in sys.modules, sorted(sys.modules)")
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +15,7 @@ def pair():
 
 
 def close(a, b, tol):
+    """The engine at fp32-class precision: ~1e-6 of the largest value from diffusers' float32 here."""
     err = ((a - b).abs().max() / b.abs().max()).item()
     assert err < tol, f"relative max error {err:.2e}"
 
@@ -45,9 +37,9 @@ def test_encode_mode_and_sample_match(pair):
     x = torch.rand(2, 3, 32, 48, generator=torch.Generator().manual_seed(1)) * 2 - 1
     with torch.no_grad():
         a, b = ours.encode(x).latent_dist, ref.encode(x).latent_dist
-        close(a.mode(), b.mode(), 2e-2)
+        close(a.mode(), b.mode(), 1e-4)
         g = lambda: torch.Generator().manual_seed(5)  # noqa: E731
-        close(a.sample(generator=g()), b.sample(generator=g()), 2e-2)
+        close(a.sample(generator=g()), b.sample(generator=g()), 1e-4)
         assert ours.encode(x, return_dict=False)[0].mode().equal(a.mode())
 
 
@@ -59,7 +51,7 @@ def test_decode_matches(pair):
     with torch.no_grad():
         pic = ours.decode(z, return_dict=False)[0]
         assert pic.shape == (1, 3, 32, 48) and pic.dtype == torch.float32
-        close(pic, ref.decode(z, return_dict=False)[0], 2e-2)
+        close(pic, ref.decode(z, return_dict=False)[0], 1e-4)
         assert ours.decode(z).sample.equal(pic)
 
 
