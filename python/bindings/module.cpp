@@ -1,0 +1,11 @@
+// tensorfold._core: the engine's families for the tensorfold package (python/tensorfold).
+#include "errors.h"
+#include "module.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "TensorFold's engine (use the tensorfold package, not this module)";
+  tfpy::register_errors(m);
+  tfpy::register_encoder(m);
+  tfpy::register_vae(m);
+  // tensorfold.MossImagePipeline: a register_pipeline (pipeline.cpp) over src/pipelines/ goes here.
+}
