@@ -7,5 +7,5 @@ NB_MODULE(_core, m) {
   tfpy::register_errors(m);
   tfpy::register_encoder(m);
   tfpy::register_vae(m);
-  // tensorfold.MossImagePipeline: a register_pipeline (pipeline.cpp) over src/pipelines/ goes here.
+  tfpy::register_pipeline(m);
 }

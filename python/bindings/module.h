@@ -6,5 +6,6 @@ namespace tfpy {
 
 void register_encoder(nanobind::module_& m);
 void register_vae(nanobind::module_& m);
+void register_pipeline(nanobind::module_& m);
 
 }  // namespace tfpy

@@ -39,6 +39,12 @@ TEST(Flux2VaeConfig, TinyLoadsWithItsOwnDecoderWidths) {
   EXPECT_EQ(c.picture_multiple(), 16);
   EXPECT_FALSE(c.is_released_geometry());
   EXPECT_TRUE(Config{}.is_released_geometry());
+  Config small;
+  small.decoder_block_out_channels = {96, 192, 384, 384};  // MOSS-Image's vae/
+  EXPECT_TRUE(small.is_released_geometry());
+  EXPECT_NE(small.summary().find("MOSS-Image's small decoder"), std::string::npos) << small.summary();
+  small.decoder_block_out_channels = {96, 192, 384, 385};
+  EXPECT_FALSE(small.is_released_geometry());
 }
 
 TEST(Flux2VaeConfig, GroupsThatDoNotDivideAWidthAreRefused) {

@@ -28,8 +28,9 @@ void check_block_types(const Json& j, const char* key, const char* want, size_t 
 }  // namespace
 
 bool Config::is_released_geometry() const {
-  const std::vector<int64_t> flux2{128, 256, 512, 512};
-  return in_channels == 3 && out_channels == 3 && block_out_channels == flux2 && decoder_widths() == flux2 &&
+  const std::vector<int64_t> flux2{128, 256, 512, 512}, moss_small{96, 192, 384, 384};
+  return in_channels == 3 && out_channels == 3 && block_out_channels == flux2 &&
+         (decoder_widths() == flux2 || decoder_widths() == moss_small) &&
          layers_per_block == 2 && latent_channels == 32 && norm_num_groups == 32 && use_quant_conv &&
          use_post_quant_conv && mid_block_add_attention && patch == 2;
 }
@@ -38,7 +39,9 @@ std::string Config::summary() const {
   std::ostringstream s;
   s << "FLUX.2 VAE: widths " << list_str(block_out_channels) << ", decoder " << list_str(decoder_widths())
     << ", " << latent_channels << " latent channels, " << norm_num_groups << " groups"
-    << (is_released_geometry() ? " (the released geometry)" : " (not the released geometry)");
+    << (!is_released_geometry()                              ? " (not the released geometry)"
+        : decoder_widths() == block_out_channels ? " (the released geometry)"
+                                                 : " (the released geometry, MOSS-Image's small decoder)");
   return s.str();
 }
 

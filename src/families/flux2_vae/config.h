@@ -24,7 +24,7 @@ struct Config {
   int64_t token_width() const { return latent_channels * patch * patch; }  // 128 for FLUX.2
   int64_t downscale() const { return int64_t{1} << (block_out_channels.size() - 1); }  // 8 for FLUX.2
   int64_t picture_multiple() const { return downscale() * patch; }                    // 16 for FLUX.2
-  bool is_released_geometry() const;
+  bool is_released_geometry() const;  // FLUX.2's, with its own decoder or MOSS-Image's small one
   std::string summary() const;
 };
 
