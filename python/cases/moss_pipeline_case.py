@@ -130,6 +130,7 @@ import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
+from moss_transformer_case import version  # noqa: E402  (the same provenance strings)
 
 TOOL = "moss_pipeline_case"
 PROMPTS = ("A red fox in the snow, watercolour.", "一座雪山下的小木屋，黄昏")
@@ -150,13 +151,6 @@ def need(*modules):
     if missing:
         sys.exit(f"{TOOL}: missing {', '.join(missing)}; install the references as the top of this file says:\n"
                  f"  {INSTALL}")
-
-
-def version(dist):
-    try:
-        return importlib.metadata.version(dist)
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def mlx_file(name):

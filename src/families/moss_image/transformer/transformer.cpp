@@ -7,6 +7,7 @@
 #include "backend/attention/attention.h"
 #include "backend/attention/qkv_norm_rope.h"
 #include "backend/elementwise/silu.h"
+#include "backend/elementwise/transpose_to_bf16.h"
 #include "backend/embed/timestep_sinusoid.h"
 #include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
@@ -88,15 +89,7 @@ Tensor joint_positions(int64_t h, int64_t w, int64_t L) {
 Tensor latent_tokens(const Tensor& latents) {
   const int64_t C = latents.dim(0), hw = latents.dim(1) * latents.dim(2);
   Tensor t = empty(DType::BF16, {hw, C});
-  const float* src = latents.ptr<const float>();
-  uint16_t* dst = t.ptr<uint16_t>();
-  constexpr int64_t kTile = 32;  // a tile of each axis at a time: both sides' lines stay in cache
-  parallel_for((hw + kTile - 1) / kTile, [&](int64_t b, int64_t e) {
-    for (int64_t n0 = b * kTile; n0 < std::min(hw, e * kTile); n0 += kTile)
-      for (int64_t c0 = 0; c0 < C; c0 += kTile)
-        for (int64_t c = c0; c < std::min(C, c0 + kTile); ++c)
-          for (int64_t n = n0; n < std::min(hw, n0 + kTile); ++n) dst[n * C + c] = bf16_bits_from_float(src[c * hw + n]);
-  });
+  transpose_to_bf16(latents.reshaped({C, hw}), t);  // the op the device sampling loop runs
   return t;
 }
 
