@@ -19,6 +19,7 @@
 #include "backend/elementwise/residual_add.h"
 #include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
+#include "backend/linear/linear_gated_product.h"
 #include "backend/norm/rms_norm_modulate.h"
 #include "backend/variants.h"
 #include "check/random_tensor.h"
@@ -103,6 +104,32 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
   gemm("down product", s, wd, pd);
   line("residual_add (gated)", median_us([&] { residual_add(x, pd, &gate); }, 10), 0, 6.0 * T * D);
   std::printf("T=%-10s one joint block's ops: %.1f us, x42 = %.2f ms\n", label.c_str(), total_us, total_us * kLayers / 1e3);
+  // The same block with the steps after the o, up|gate and down products in our wgmma kernel's epilogue
+  // (TF_LINEAR_EPILOGUE=fused), and each of those products plain on that kernel (TF_GEMM=wgmma).
+  const double separate_us = total_us;
+  double products_us = 0;
+  {
+    variants::Override own(Variant::gemm, "wgmma");
+    total_us = 0;
+    gemm("q|k|v product (wgmma)", y, wqkv, qkv);
+    gemm("o product (wgmma)", o2, wo, po);
+    gemm("up|gate product (wgmma)", y, wug, ug);
+    gemm("down product (wgmma)", s, wd, pd);
+    products_us = total_us;
+  }
+  {
+    variants::Override fused(Variant::linear_epilogue, "fused");
+    total_us = 0;
+    const double ffn = 2.0 * T * D * 2 * F, od = 2.0 * T * D * D, dd = 2.0 * T * F * D;
+    line("o product + gated residual (fused)", median_us([&] { linear(o2, wo, {.residual = &x, .gate = &gate}); }, 10), od, 0);
+    const Tensor wu = wug.rows(0, F), wg = wug.rows(F, 2 * F);
+    line("up|gate product + SiTU (fused)",
+         median_us([&] { linear_gated_product(y, wg, wu, GatedActivation::situ, s); }, 10), ffn, 0);
+    line("down product + gated residual (fused)", median_us([&] { linear(s, wd, {.residual = &x, .gate = &gate}); }, 10), dd, 0);
+    const double fused_us = total_us;
+    std::printf("T=%-10s the four wgmma products: %.1f us; the three fused: %.1f us (the whole separate block: %.1f us)\n",
+                label.c_str(), products_us, fused_us, separate_us);
+  }
   Tensor b = rnd({3 * D}, 18, 0.1f);
   gemm("q|k|v product with bias (text's form)", y, wqkv, qkv, &b);
 }

@@ -1,7 +1,9 @@
 // Times TensorFold's MOSS-Image transformer on a device (the C++ half of bench/transformer_vs_torch):
 // the checkpoint's load, then per picture size one forward (one sample) and one guidance step (the
 // cond and uncond samples packed in one velocity call, the uncond one skipping the middle block),
-// as JSON lines on stdout shaped like torch_timer.py's. A size s means latents [C, s/16, s/16].
+// and the guidance step as the sampling loop runs it on the device (sampler/sample.h: token rows,
+// the packed pass and the guided Euler update, one replayed graph a step; the time of a 12-step run
+// less a 2-step run, over 10), as JSON lines on stdout shaped like torch_timer.py's. A size s means latents [C, s/16, s/16].
 //   bench_transformer_timer --model DIR [--sizes 512,1024,2048] [--text 100] [--uncond-text 20]
 //                           [--reps 5] [--device cuda|cpu]
 #include <algorithm>
@@ -19,6 +21,7 @@
 #include "core/bf16.h"
 #include "core/bytes_hash.h"
 #include "core/error.h"
+#include "families/moss_image/sampler/sample.h"
 #include "families/moss_image/transformer/transformer.h"
 #ifdef TF_HAVE_CUDA
 #include "backend/cuda/runtime/runtime.h"
@@ -161,6 +164,35 @@ void time_case(const moss_image::Transformer& tr, const char* kind, int64_t size
   std::fflush(stdout);
 }
 
+// The sampling loop's steady step: runs of 2 and 12 steps (the first eager, the second recorded), the
+// difference over 10 steps, median of `reps` pairs.
+void time_sampler_step(const moss_image::Transformer& tr, int64_t size, const Tensor& latents, const Tensor& rows,
+                       const Tensor& negative_rows, int64_t skip, int reps) {
+  auto run_for = [&](int steps) {
+    moss_image::SamplingRun run{.noise = latents, .rows = rows, .negative_rows = negative_rows,
+                                .negative_skip_layers = {skip}, .sigmas = {}, .guidance = 3.0};
+    for (int i = 0; i < steps; ++i) run.sigmas.push_back(1.0f - 0.9f * float(i) / float(steps));
+    run.sigmas.push_back(0.0f);
+    const auto t0 = Clock::now();
+    const Tensor out = moss_image::sample(tr, run);
+    return std::make_pair(seconds_since(t0) * 1e3, out);
+  };
+  const Tensor first = run_for(12).second;
+  const bool repeat = same_bytes({first}, {run_for(12).second});
+  std::vector<double> steps;
+  for (int i = 0; i < reps; ++i) {
+    const double a = run_for(2).first, b = run_for(12).first;
+    steps.push_back((b - a) / 10.0);
+  }
+  std::printf("{\"impl\": \"tensorfold\", \"kind\": \"guidance_device_loop\", \"size\": %ld, \"h\": %ld, \"w\": %ld, \"text\": %ld, "
+              "\"uncond_text\": %ld, \"skip_layer\": %ld, \"median_ms\": %.4f, \"repeat_identical\": %s, "
+              "\"nonfinite\": %ld, \"runs\": %s}\n",
+              long(size), long(latents.dim(1)), long(latents.dim(2)), long(rows.dim(0)), long(negative_rows.dim(0)),
+              long(skip), median(steps),
+              repeat ? "true" : "false", long(nonfinite({first})), json_list(steps).c_str());
+  std::fflush(stdout);
+}
+
 size_t safetensors_bytes(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -210,6 +242,8 @@ int run(int argc, char** argv) {
     time_case(tr, "forward", size, {cond}, f.reps, "");
     time_case(tr, "guidance", size, {cond, uncond}, f.reps,
               ", \"uncond_text\": " + std::to_string(f.uncond_text) + ", \"skip_layer\": " + std::to_string(skip));
+    if (dev != Device::CPU)
+      time_sampler_step(tr, size, latents, cond.rows, uncond.rows, skip, std::max(1, f.reps / 2));
   }
   const std::string peak = peak_memory_line(dev);
   if (!peak.empty()) std::fprintf(stderr, "%s: %s\n", kTool, peak.c_str());

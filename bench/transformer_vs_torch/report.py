@@ -106,7 +106,9 @@ def main():
         print(f"\n{size}x{size} (latents {any_row.get('h', size // 16)}x{any_row.get('w', size // 16)}){note}")
         print(f"{'what':<10} {'ours ms':>9} {'eager ms':>9} {'compile ms':>10} {'eager/ours':>10} "
               f"{'compile/ours':>12} {'GFLOP':>8}  TFLOP/s (share of the matrix rate): ours, eager, compile")
-        for kind in ("forward", "guidance"):
+        for kind in ("forward", "guidance", "guidance_device_loop"):
+            if kind not in rows[size]:
+                continue
             d = rows[size].get(kind, {})
             timed = {i: d[i] for i in IMPLS if i in d and "median_ms" in d[i]}
             ref = next(iter(timed.values()), None)
@@ -121,7 +123,8 @@ def main():
                 tf = work / (timed[i]["median_ms"] * 1e-3) / 1e12
                 rates.append(f"{tf:.3g} ({100 * tf / roof:.0f}%)" if roof else f"{tf:.3g}")
             gflop = f"{work / 1e9:.1f}" if work else "-"
-            print(f"{kind:<10} {cell(d.get('tensorfold')):>9} {cell(d.get('torch-eager')):>9} "
+            label = {"guidance_device_loop": "step, loop"}.get(kind, kind)  # the sampler's step on the device
+            print(f"{label:<10} {cell(d.get('tensorfold')):>9} {cell(d.get('torch-eager')):>9} "
                   f"{cell(d.get('torch-compile')):>10} {ratio('torch-eager'):>10} {ratio('torch-compile'):>12} "
                   f"{gflop:>8}  {', '.join(rates)}")
         bad = [f"{i} {k}: {r['nonfinite']} non-finite" for k, d in rows[size].items() for i, r in d.items()

@@ -31,6 +31,7 @@ enum class Variant : int {
   linear_large_rows,
   situ,
   sampler_loop,
+  linear_epilogue,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -44,9 +45,10 @@ struct VariantRow {
 };
 
 inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
-    {Variant::gemm, "TF_GEMM", {"auto", "cublaslt"},
+    {Variant::gemm, "TF_GEMM", {"auto", "cublaslt", "wgmma"},
      "CUDA's bf16 products: `auto` the weight-streaming kernel up to 128 rows, cuBLASLt above; `cublaslt` cuBLASLt "
-     "at every row count (so no k shares and no gated product in the product's launch)",
+     "at every row count (so no k shares and no gated product in the product's launch); `wgmma` our TMA wgmma "
+     "kernel above 128 rows",
      false},
     {Variant::cuda_graph, "TF_CUDA_GRAPH", {"on", "off"},
      "`on`: the encoder's forward for a pack layout (up to 128 rows), and the transformer's packed pass for a layout "
@@ -128,6 +130,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "rows, guidance and Euler update there; on CUDA one recorded graph a step), `host` brings every step's "
      "velocities back and updates the latents on the CPU",
      true},
+    {Variant::linear_epilogue, "TF_LINEAR_EPILOGUE", {"separate", "fused"},
+     "CUDA's products above 128 rows followed by a gated residual add or SiTU's gated product: `separate` the "
+     "product as TF_GEMM says, then the element-wise kernel; `fused` our TMA wgmma kernel with that step in its "
+     "epilogue",
+     false},
 }};
 
 namespace variants {

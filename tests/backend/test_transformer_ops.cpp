@@ -14,7 +14,7 @@
 #include "backend/embed/embedding.h"
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "backend/linear/linear.h"
-#include "backend/linear/linear_silu_gated_product.h"
+#include "backend/linear/linear_gated_product.h"
 #include "backend/elementwise/residual_add.h"
 #include "backend/norm/rms_norm_gated.h"
 #include "backend/norm/rms_norm.h"
@@ -219,16 +219,16 @@ TEST(Linear, SiluGatedProductOfTwoProductsGivesTheStepsBytes) {
   Tensor x = random_bf16({7, 96}, 41), wg = random_bf16({33, 96}, 42, 0.3f), wu = random_bf16({33, 96}, 43, 0.3f);
   Tensor y = empty(DType::BF16, {7, 33}), gate = empty(DType::BF16, {7, 33}), up = empty(DType::BF16, {7, 33}),
          y2 = empty(DType::BF16, {7, 33});
-  linear_silu_gated_product(x, wg, wu, y);
+  linear_gated_product(x, wg, wu, GatedActivation::silu, y);
   linear(x, wg, gate);
   linear(x, wu, up);
   silu_gated_product(gate, up, y2);
   EXPECT_TRUE(same_bytes(y, y2));
   Tensor bad_up = random_bf16({32, 96}, 44), bad_y = empty(DType::BF16, {7, 32});
-  const std::string up_msg = tf::test_support::error_message([&] { linear_silu_gated_product(x, wg, bad_up, y); });
-  const std::string y_msg = tf::test_support::error_message([&] { linear_silu_gated_product(x, wg, wu, bad_y); });
-  EXPECT_NE(up_msg.find("linear_silu_gated_product: w_up is"), std::string::npos) << up_msg;
-  EXPECT_NE(y_msg.find("linear_silu_gated_product: y is"), std::string::npos) << y_msg;
+  const std::string up_msg = tf::test_support::error_message([&] { linear_gated_product(x, wg, bad_up, GatedActivation::silu, y); });
+  const std::string y_msg = tf::test_support::error_message([&] { linear_gated_product(x, wg, wu, GatedActivation::silu, bad_y); });
+  EXPECT_NE(up_msg.find("linear_gated_product: w_up is"), std::string::npos) << up_msg;
+  EXPECT_NE(y_msg.find("linear_gated_product: y is"), std::string::npos) << y_msg;
 }
 
 // Gated attention's query and key preparation gives the bytes of its four steps; bad geometry is

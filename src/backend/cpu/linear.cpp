@@ -21,9 +21,11 @@
 #pragma GCC diagnostic ignored "-Wpsabi"
 
 #include "backend/cpu/bf16_rows.h"
+#include "backend/elementwise/residual_add.h"
 #include "backend/elementwise/silu_gated_product.h"
+#include "backend/elementwise/situ_gated_product.h"
 #include "backend/linear/linear.h"
-#include "backend/linear/linear_silu_gated_product.h"
+#include "backend/linear/linear_gated_product.h"
 #include "backend/variants.h"
 #include "core/parallel.h"
 
@@ -337,11 +339,18 @@ void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts) {
   for (const LinearPart& p : parts) cpu::linear(x, *p.w, *p.y);
 }
 
-void linear_silu_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, Tensor& y) {
+void linear_gated_product(const Tensor& x, const Tensor& w_gate, const Tensor& w_up, GatedActivation act, Tensor& y) {
   Tensor gate = empty(DType::BF16, y.shape, Device::CPU), up = empty(DType::BF16, y.shape, Device::CPU);
   cpu::linear(x, w_gate, gate);
   cpu::linear(x, w_up, up);
-  cpu::silu_gated_product(gate, up, y);
+  if (act == GatedActivation::silu) cpu::silu_gated_product(gate, up, y);
+  else cpu::situ_gated_product(up, gate, y);
+}
+
+void linear_gated_residual(const Tensor& x, const Tensor& w, const Tensor& gate, Tensor& h) {
+  Tensor y = empty(DType::BF16, h.shape, Device::CPU);
+  cpu::linear(x, w, y);
+  cpu::residual_add_gated(h, y, gate);
 }
 
 }  // namespace tf::cpu

@@ -67,6 +67,13 @@ void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e) {
   check_operands(op, x, w);
   expect_dtype(op, "residual", h, DType::BF16);
   expect_shape(op, "residual", h, {x.dim(0), w.dim(0)});
+  if (e.gate && !e.bias && !e.norm_weight) {  // one op, so CUDA can put the gated add in the product's epilogue
+    expect_dtype(op, "gate", *e.gate, DType::BF16);
+    expect_shape(op, "gate", *e.gate, {w.dim(0)});
+    common_device(op, {&x, &w, &h, e.gate});
+    return run_kernel("linear (gated residual)", dev, cpu::linear_gated_residual,
+                      TF_CUDA_KERNEL(cuda::linear_gated_residual), x, w, *e.gate, h);
+  }
   Tensor y;
   if (e.bias || e.gate) {
     y = empty(DType::BF16, h.shape, dev);

@@ -65,6 +65,8 @@ void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e);
 namespace cpu {
 void linear(const Tensor& x, const Tensor& w, Tensor& y);
 void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
+// h = residual_add(h, linear(x, w), &gate): the two steps' bytes (on CUDA, one launch where it can).
+void linear_gated_residual(const Tensor& x, const Tensor& w, const Tensor& gate, Tensor& h);
 int64_t linear_k_shares(int64_t n, int64_t K, int64_t N);
 void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts);
 // Which linear kernel runs (TF_CPU_LINEAR, backend/variants.h): the widest the machine has, or a
@@ -76,6 +78,7 @@ const char* linear_kernel_name(LinearKernel k);
 namespace cuda {
 void linear(const Tensor& x, const Tensor& w, Tensor& y);
 void linear_bias(const Tensor& x, const Tensor& w, const Tensor& b, Tensor& y);
+void linear_gated_residual(const Tensor& x, const Tensor& w, const Tensor& gate, Tensor& h);
 int64_t linear_k_shares(int64_t n, int64_t K, int64_t N);
 void linear_shared_input(const Tensor& x, std::span<const LinearPart> parts);
 }  // namespace cuda

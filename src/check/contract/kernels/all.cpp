@@ -30,7 +30,7 @@ Case with_equal_keys(Case c) {
 
 void register_every_kernel() {
   register_linear(true);
-  register_linear_silu_gated_product(true);
+  register_linear_gated_product(true);
   register_rms_norm(true);
   register_rms_norm_gated(true);
   register_group_norm(true);

@@ -5,7 +5,7 @@
 namespace tf::contract {
 
 void register_linear(bool cuda);
-void register_linear_silu_gated_product(bool cuda);
+void register_linear_gated_product(bool cuda);
 void register_rms_norm(bool cuda);
 void register_rms_norm_gated(bool cuda);
 void register_group_norm(bool cuda);

@@ -142,7 +142,9 @@ void register_linear(bool cuda) {
     return std::vector<Case>{random_case(rng, 1, 64, 40), random_case(rng, 63, 96, 33), random_case(rng, 64, 128, 16),
                              random_case(rng, 65, 130, 24), random_case(rng, 7, 1000, 9),
                              // CUDA's streaming kernel with k shares and a partial weight tile
-                             random_case(rng, 9, 2048, 130)};
+                             random_case(rng, 9, 2048, 130),
+                             // above 128 rows: cuBLASLt, or the wgmma kernel (TF_GEMM=wgmma) with partial tiles
+                             random_case(rng, 200, 256, 264)};
   };
   k.adversarial_cases = [](Rng& rng) {
     // Terms +-2^20 that cancel exactly around small ones, and values far outside fp16's range.

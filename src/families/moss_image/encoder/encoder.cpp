@@ -12,7 +12,7 @@
 #include "backend/embed/embedding.h"
 #include "backend/delta_rule/gated_delta_rule.h"
 #include "backend/linear/linear.h"
-#include "backend/linear/linear_silu_gated_product.h"
+#include "backend/linear/linear_gated_product.h"
 #include "backend/norm/rms_norm_gated.h"
 #include "backend/norm/rms_norm.h"
 #include "backend/rope/rope_tables.h"
@@ -96,7 +96,7 @@ Encoder::Projection Encoder::attention(const AttentionWeights& w, const Tensor& 
 
 Encoder::Projection Encoder::mlp(const LayerWeights& w, const Tensor& x) const {
   Tensor gated = empty(DType::BF16, {x.dim(0), config_.intermediate}, device_);
-  linear_silu_gated_product(x, w.gate_proj, w.up_proj, gated);
+  linear_gated_product(x, w.gate_proj, w.up_proj, GatedActivation::silu, gated);
   return {gated, &w.down_proj};
 }
 

@@ -25,7 +25,7 @@ MemoryEstimate encoder_memory(const EncoderConfig& c, int64_t tokens) {
   // Gated attention: qg, query, gate, kraw, v, q, k, o, out.
   const double hq_d = double(c.attn_heads * c.head_dim), hkv_d = double(c.kv_heads * c.head_dim);
   const double attention = bf * 2 * hq_d + 2 * bf * hq_d + 2 * bf * hkv_d + bf * hq_d + bf * hkv_d + bf * hq_d + out;
-  // MLP: the gated product, and gate and up where linear_silu_gated_product makes them (the CPU,
+  // MLP: the gated product, and gate and up where linear_gated_product makes them (the CPU,
   // CUDA outside the streaming kernel), out.
   const double mlp = 3 * bf * double(c.intermediate) + out;
   MemoryEstimate e;

@@ -10,6 +10,7 @@
 #include "backend/elementwise/transpose_to_bf16.h"
 #include "backend/embed/timestep_sinusoid.h"
 #include "backend/elementwise/situ_gated_product.h"
+#include "backend/linear/linear_gated_product.h"
 #include "backend/linear/linear.h"
 #include "backend/norm/rms_norm.h"
 #include "backend/norm/rms_norm_modulate.h"
@@ -155,7 +156,7 @@ Tensor Transformer::text_block_on(int64_t i, const Tensor& x_in, const RopeTable
   const Tensor o = attention(product(y, b.qkv), b.q_norm, b.k_norm, rope, seqs);
   linear(o, b.proj.w, {.bias = &b.proj.b, .residual = &x});
   const Tensor y2 = norm(x, b.norm2, eps);
-  Tensor s = product(y2, b.ffn_up);
+  Tensor s = product(y2, b.ffn_up);  // with biases: the products, then the gated product
   situ_gated_product(s, product(y2, b.ffn_gate), s);
   linear(s, b.ffn_down.w, {.bias = &b.ffn_down.b, .residual = &x});
   return x;
@@ -173,8 +174,8 @@ void Transformer::joint_block_on(int64_t i, Tensor& x, const Tensor& time, const
   linear(o, b.o, {.residual = &x, .gate = &gate_a});
   Tensor y2 = empty(DType::BF16, x.shape, device_);
   rms_norm_modulate(x, b.norm2, eps, row(time, kShiftF), row(time, kScaleF), y2);
-  Tensor s = product(y2, b.ffn_up_gate.rows(0, F));  // the hidden rows, then the gate rows
-  situ_gated_product(s, product(y2, b.ffn_up_gate.rows(F, 2 * F)), s);
+  Tensor s = empty(DType::BF16, {x.dim(0), F}, device_);  // the weight's hidden rows, then its gate rows
+  linear_gated_product(y2, b.ffn_up_gate.rows(F, 2 * F), b.ffn_up_gate.rows(0, F), GatedActivation::situ, s);
   linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
 }
 

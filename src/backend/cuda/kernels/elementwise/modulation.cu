@@ -4,6 +4,7 @@
 #include <mutex>
 #include <string>
 
+#include "backend/cuda/kernels/elementwise/situ_tables.h"
 #include "backend/cuda/primitives/device_math.cuh"
 #include "backend/cuda/runtime/check.h"
 #include "backend/elementwise/modulate.h"
@@ -62,7 +63,7 @@ struct SituGatedProduct {
 
 // Each factor depends on one bf16 value: both tabulated for all 65,536 bit patterns by the functions
 // above, so the product is two lookups and a multiply (the same bytes).
-constexpr int kPatterns = 1 << 16;
+constexpr int kPatterns = kSituPatterns;
 
 __global__ void situ_tables_kernel(uint16_t* gate_factor, uint16_t* up_factor) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -87,22 +88,6 @@ __global__ void situ_lookup_kernel(const uint16_t* up, const uint16_t* gate, con
   st_bf16x<8>(y + i, r);
 }
 
-// The tables, made once per process outside a graph capture (null while capturing before then: the
-// formula's kernel runs instead).
-const uint16_t* situ_tables() {
-  static uint16_t* tables = nullptr;
-  static std::mutex mu;
-  std::lock_guard<std::mutex> l(mu);
-  if (tables) return tables;
-  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-  TF_CUDA(cudaStreamIsCapturing(stream(), &capturing));
-  if (capturing != cudaStreamCaptureStatusNone) return nullptr;
-  TF_CUDA(cudaMalloc(&tables, 2 * kPatterns * sizeof(uint16_t)));
-  situ_tables_kernel<<<kPatterns / 256, 256, 0, stream()>>>(tables, tables + kPatterns);
-  TF_CUDA_LAUNCH("situ_tables_kernel");
-  return tables;
-}
-
 const uint16_t* bits(const Tensor* t) { return t ? static_cast<const uint16_t*>(t->data) : nullptr; }
 
 template <class Op>
@@ -122,6 +107,21 @@ void row_vector_map(const char* name, const Tensor& a, const Tensor* b, const Te
 }
 
 }  // namespace
+
+// Null while capturing before they exist: the formula's kernel runs instead.
+const uint16_t* situ_tables() {
+  static uint16_t* tables = nullptr;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> l(mu);
+  if (tables) return tables;
+  cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+  TF_CUDA(cudaStreamIsCapturing(stream(), &capturing));
+  if (capturing != cudaStreamCaptureStatusNone) return nullptr;
+  TF_CUDA(cudaMalloc(&tables, 2 * kPatterns * sizeof(uint16_t)));
+  situ_tables_kernel<<<kPatterns / 256, 256, 0, stream()>>>(tables, tables + kPatterns);
+  TF_CUDA_LAUNCH("situ_tables_kernel");
+  return tables;
+}
 
 void modulate(const Tensor& x, const Tensor& shift, const Tensor& scale, Tensor& y) {
   row_vector_map("modulate_kernel", x, nullptr, &shift, &scale, y, x.dim(1), Modulate{});

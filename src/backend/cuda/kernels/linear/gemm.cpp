@@ -6,6 +6,7 @@
 #include <string>
 #include <tuple>
 
+#include "backend/cuda/kernels/linear/gemm_wgmma.h"
 #include "backend/cuda/runtime/check.h"
 #include "backend/linear/linear.h"
 #include "backend/variants.h"
@@ -136,7 +137,15 @@ void gemm_bf16_xwt_group(const void* x, int64_t m, int64_t k, std::span<const St
   if (m == 0) return;
   require(k > 0, "gemm_bf16_xwt: empty inner dimension");
   if (!gemm_cublaslt_forced() && gemm_streaming_fits(m, k, x, ws)) return gemm_streaming(x, m, k, ws);
-  for (const StreamingWeight& w : ws) gemm_cublaslt(x, w.w, w.y, m, w.n, k);
+  for (const StreamingWeight& w : ws) {
+    // TF_GEMM=wgmma: our kernel above the streaming rows wherever it fits, so the choice is n's and k's, not m's
+    const GemmWgmma g{.x = x, .w = w.w, .w2 = nullptr, .y = w.y, .gate = nullptr, .m = m, .n = w.n, .k = k};
+    if (m > kStreamingRows && variant_is<Variant::gemm>("wgmma") && gemm_wgmma_fits(g)) {
+      gemm_wgmma(GemmEpilogue::store, g);
+      continue;
+    }
+    gemm_cublaslt(x, w.w, w.y, m, w.n, k);
+  }
 }
 
 void gemm_cublaslt(const void* x, const void* w, void* y, int64_t m, int64_t n, int64_t k) {

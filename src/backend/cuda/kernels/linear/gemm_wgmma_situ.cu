@@ -1,0 +1,6 @@
+// gemm_wgmma.cuh's situ epilogue, instantiated once.
+#include "backend/cuda/kernels/linear/gemm_wgmma_launch.cuh"
+
+namespace tf::cuda::wgmma_product {
+template void launch<GemmEpilogue::situ>(const GemmWgmma&, const uint16_t*);
+}  // namespace tf::cuda::wgmma_product
