@@ -5,6 +5,9 @@
 
 #include "core/dtype.h"
 #include "errors.h"
+#ifdef TF_HAVE_CUDA
+#include "backend/cuda/runtime/runtime.h"
+#endif
 
 namespace tfpy {
 
@@ -49,9 +52,27 @@ std::string shape_of(const Input& a) {
 }
 
 template <class F>
-nb::object wrap(void* data, const std::vector<size_t>& shape, nb::handle owner, nb::dlpack::dtype dt) {
-  return nb::ndarray<F>(data, shape.size(), shape.data(), owner, nullptr, dt, nb::device::cpu::value).cast();
+nb::object wrap(void* data, const std::vector<size_t>& shape, nb::handle owner, nb::dlpack::dtype dt, int32_t device) {
+  return nb::ndarray<F>(data, shape.size(), shape.data(), owner, nullptr, dt, device, 0).cast();
 }
+
+// What a Python array's capsule keeps: the storage, and for GPU memory the caller's stream, which
+// the engine's waits on before the memory goes back to its pool.
+struct Kept {
+  std::shared_ptr<void> storage;
+  bool gpu = false;
+  uintptr_t stream = 0;
+  ~Kept() {
+#ifdef TF_HAVE_CUDA
+    if (gpu) {
+      try {
+        tf::cuda::engine_waits_for(reinterpret_cast<void*>(stream));
+      } catch (...) {  // a failing GPU at release: the memory goes back unordered rather than not at all
+      }
+    }
+#endif
+  }
+};
 
 }  // namespace
 
@@ -62,29 +83,48 @@ Framework framework_from(const std::string& name) {
   throw BadInput("output: expected 'torch', 'numpy' or 'dlpack', got '" + name + "'");
 }
 
-nb::object to_python(const tf::Tensor& t, Framework f) {
-  if (t.device != tf::Device::CPU) throw tf::Error("to_python: " + t.describe() + " is not on the CPU");
+nb::object to_python(const tf::Tensor& t, Framework f, uintptr_t stream) {
+  const bool gpu = t.device == tf::Device::CUDA;
+  if (t.device != tf::Device::CPU && !gpu) throw tf::Error("to_python: " + t.describe() + " is on no device Python can hold");
+  if (gpu && f == Framework::NumPy) throw BadInput("output='numpy': numpy cannot hold GPU memory (use 'torch' or 'dlpack')");
   tf::Tensor owned = t;
   if (!owned.storage) {
-    owned = tf::empty(t.dtype, t.shape);
-    std::memcpy(owned.data, t.data, t.nbytes());
+    owned = tf::empty(t.dtype, t.shape, t.device);
+    tf::copy_into(owned, t);
   }
   // the capsule holds a reference to the storage: the array owns the bytes it shows
-  auto* keep = new std::shared_ptr<void>(owned.storage);
-  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<std::shared_ptr<void>*>(p); });
+  auto* keep = new Kept{owned.storage, gpu, stream};
+  nb::capsule owner(keep, [](void* p) noexcept { delete static_cast<Kept*>(p); });
   std::vector<size_t> shape(owned.shape.begin(), owned.shape.end());
   nb::dlpack::dtype dt = dlpack_dtype(owned.dtype);
+  const int32_t device = gpu ? nb::device::cuda::value : nb::device::cpu::value;
   switch (f) {
-    case Framework::Torch: return wrap<nb::pytorch>(owned.data, shape, owner, dt);
+    case Framework::Torch: return wrap<nb::pytorch>(owned.data, shape, owner, dt, device);
     case Framework::NumPy:
       if (owned.dtype == tf::DType::BF16) dt = nb::dtype<uint16_t>();
-      return wrap<nb::numpy>(owned.data, shape, owner, dt);
-    case Framework::DLPack: return wrap<nb::array_api>(owned.data, shape, owner, dt);
+      return wrap<nb::numpy>(owned.data, shape, owner, dt, device);
+    case Framework::DLPack: return wrap<nb::array_api>(owned.data, shape, owner, dt, device);
   }
   throw tf::Error("to_python: unknown framework");
 }
 
-tf::Tensor borrow(const Input& a, const std::string& name, tf::DType dtype, int rank) {
+void engine_waits_for_caller(uintptr_t stream) {
+#ifdef TF_HAVE_CUDA
+  tf::cuda::engine_waits_for(reinterpret_cast<void*>(stream));
+#else
+  (void)stream;
+#endif
+}
+
+void caller_waits_for_engine(uintptr_t stream) {
+#ifdef TF_HAVE_CUDA
+  tf::cuda::s_waits_for_engine(reinterpret_cast<void*>(stream));
+#else
+  (void)stream;
+#endif
+}
+
+tf::Tensor borrow(const Input& a, const std::string& name, tf::DType dtype, int rank, tf::Device engine) {
   const nb::dlpack::dtype want = dlpack_dtype(dtype);
   if (a.dtype() != want)
     throw BadInput(name + ": dtype " + dtype_str(a.dtype()) + ", expected " + dtype_str(want) +
@@ -92,9 +132,15 @@ tf::Tensor borrow(const Input& a, const std::string& name, tf::DType dtype, int 
   if (static_cast<int>(a.ndim()) != rank)
     throw BadInput(name + ": shape " + shape_of(a) + " has " + std::to_string(a.ndim()) + " dimensions, expected " +
                    std::to_string(rank));
-  if (a.device_type() != nb::device::cpu::value)
-    throw BadInput(name + ": not in CPU memory (DLPack device type " + std::to_string(a.device_type()) +
-                   "); the engine takes host tensors and returns host tensors, device= chooses where it computes");
+  const bool gpu = a.device_type() == nb::device::cuda::value;
+  if (gpu && engine != tf::Device::CUDA)
+    throw BadInput(name + ": in GPU memory, but this object computes on the CPU (load it with device='cuda', or "
+                   "pass a CPU tensor)");
+  if (gpu && a.device_id() != 0)
+    throw BadInput(name + ": on GPU " + std::to_string(a.device_id()) + "; the engine runs on GPU 0");
+  if (!gpu && a.device_type() != nb::device::cpu::value)
+    throw BadInput(name + ": in neither host nor CUDA memory (DLPack device type " + std::to_string(a.device_type()) +
+                   ")");
   // C-contiguous: each stride the product of the sizes after it (a size-1 axis, or an empty array,
   // may have any strides)
   int64_t expect = 1;
@@ -107,7 +153,7 @@ tf::Tensor borrow(const Input& a, const std::string& name, tf::DType dtype, int 
   t.data = static_cast<char*>(a.data_handle()) + a.byte_offset();  // never written through
   t.dtype = dtype;
   t.shape.assign(a.shape_ptr(), a.shape_ptr() + rank);
-  t.device = tf::Device::CPU;
+  t.device = gpu ? tf::Device::CUDA : tf::Device::CPU;
   return t;
 }
 

@@ -22,14 +22,19 @@ namespace {
 
 namespace vae = tf::flux2_vae;
 
-// [B, ...] from B equal tensors.
+// [B, ...] from B equal tensors, on their device (one tensor: a view of it, no copy).
 tf::Tensor stack(const std::vector<tf::Tensor>& items) {
+  if (items.size() == 1 && items[0].storage) {
+    tf::Tensor t = items[0];
+    t.shape.insert(t.shape.begin(), 1);
+    return t;
+  }
   tf::Shape s{static_cast<int64_t>(items.size())};
   s.insert(s.end(), items.at(0).shape.begin(), items.at(0).shape.end());
-  tf::Tensor out = tf::empty(items[0].dtype, s);
+  tf::Tensor out = tf::empty(items[0].dtype, s, items[0].device);
   for (size_t b = 0; b < items.size(); ++b) {
     tf::Tensor dst = item(out, static_cast<int64_t>(b));
-    std::memcpy(dst.data, items[b].data, items[b].nbytes());
+    tf::copy_into(dst, items[b]);
   }
   return out;
 }
@@ -40,28 +45,33 @@ class Vae {
       : vae_(released([&] { return loading([&] { return vae::Vae::load(path, device_from(device)); }); })) {}
 
   // images F32 [B, 3, H, W] -> moments F32 [B, 2 Cz, H/8, W/8] (diffusers' latent_dist parameters).
-  nb::object moments(const Input& images, double max_memory, const std::string& output) const {
+  // GPU images give GPU outputs (computed from the images in place; the small results cross back).
+  nb::object moments(const Input& images, double max_memory, const std::string& output, uintptr_t stream) const {
     const Framework f = framework_from(output);
     const tf::Tensor x = pictures(images, "images");
+    const bool gpu = x.device == tf::Device::CUDA;
     require(vae::Direction::Encode, x.dim(3), x.dim(2), max_memory, "images");
-    return to_python(stack(released([&] {
-                       std::vector<tf::Tensor> out;
-                       for (int64_t b = 0; b < x.dim(0); ++b) out.push_back(vae_.moments(item(x, b), signal_checks()));
-                       return out;
-                     })),
-                     f);
+    const tf::Tensor m = released([&] {
+      return on_caller_stream(gpu, stream, [&] {
+        std::vector<tf::Tensor> out;
+        for (int64_t b = 0; b < x.dim(0); ++b) out.push_back(vae_.moments(item(x, b), signal_checks()));
+        return tf::to_device(stack(out), x.device);
+      });
+    });
+    return to_python(m, f, stream);
   }
 
   // images F32 [B, 3, H, W], noise F32 [B, Cz, H/8, W/8] or None (the posterior mean) ->
   // (latents F32 [B, Cz, H/8, W/8], feature2 F32 [B, 5 + H W / 256, 4 Cz]).
   std::tuple<nb::object, nb::object> encode(const Input& images, const std::optional<Input>& noise,
-                                            double max_memory, const std::string& output) const {
+                                            double max_memory, const std::string& output, uintptr_t stream) const {
     const Framework f = framework_from(output);
     const tf::Tensor x = pictures(images, "images");
+    const bool gpu = x.device == tf::Device::CUDA;
     const int64_t d = vae_.config().downscale();
     tf::Tensor n;
     if (noise) {
-      n = borrow(*noise, "noise", tf::DType::F32, 4);
+      n = borrow(*noise, "noise", tf::DType::F32, 4, vae_.device());
       const tf::Shape want{x.dim(0), vae_.config().latent_channels, x.dim(2) / d, x.dim(3) / d};
       if (n.shape != want)
         throw BadInput("noise: shape " + tf::shape_str(n.shape) + ", expected " + tf::shape_str(want) +
@@ -70,21 +80,27 @@ class Vae {
     require(vae::Direction::Encode, x.dim(3), x.dim(2), max_memory, "images");
     std::vector<tf::Tensor> latents, feature2;
     released([&] {
-      for (int64_t b = 0; b < x.dim(0); ++b) {
-        const tf::Tensor nb_ = noise ? item(n, b) : tf::Tensor{};
-        vae::Encoded e = vae_.encode(item(x, b), noise ? &nb_ : nullptr, signal_checks());
-        latents.push_back(e.latents);
-        feature2.push_back(e.feature2);
-      }
-      return 0;
+      return on_caller_stream(gpu, stream, [&] {
+        for (int64_t b = 0; b < x.dim(0); ++b) {
+          const tf::Tensor nb_ = noise ? tf::to_device(item(n, b), tf::Device::CPU) : tf::Tensor{};
+          vae::Encoded e = vae_.encode(item(x, b), noise ? &nb_ : nullptr, signal_checks());
+          latents.push_back(e.latents);
+          feature2.push_back(e.feature2);
+        }
+        latents = {tf::to_device(stack(latents), x.device)};
+        feature2 = {tf::to_device(stack(feature2), x.device)};
+        return 0;
+      });
     });
-    return {to_python(stack(latents), f), to_python(stack(feature2), f)};
+    return {to_python(latents[0], f, stream), to_python(feature2[0], f, stream)};
   }
 
   // latents F32 [B, Cz, h, w] -> pictures F32 [B, 3, 8h, 8w] in [-1, 1] (not clamped, as diffusers).
-  nb::object decode(const Input& latents, double max_memory, const std::string& output) const {
+  // GPU latents give GPU pictures, decoded in place and left there (not scanned for non-finite values).
+  nb::object decode(const Input& latents, double max_memory, const std::string& output, uintptr_t stream) const {
     const Framework f = framework_from(output);
-    const tf::Tensor z = borrow(latents, "latents", tf::DType::F32, 4);
+    const tf::Tensor z = borrow(latents, "latents", tf::DType::F32, 4, vae_.device());
+    const bool gpu = z.device == tf::Device::CUDA;
     const auto& c = vae_.config();
     const int64_t d = c.downscale();
     if (z.dim(0) < 1 || z.dim(1) != c.latent_channels || z.dim(2) < 1 || z.dim(3) < 1)
@@ -94,12 +110,15 @@ class Vae {
       throw BadInput("latents: shape " + tf::shape_str(z.shape) + " decodes to a picture wider than " +
                      std::to_string(tf::kMaxPngSide) + " on a side");
     require(vae::Direction::Decode, z.dim(3) * d, z.dim(2) * d, max_memory, "latents");
-    return to_python(stack(released([&] {
-                       std::vector<tf::Tensor> out;
-                       for (int64_t b = 0; b < z.dim(0); ++b) out.push_back(vae_.decode(item(z, b), signal_checks()));
-                       return out;
-                     })),
-                     f);
+    const tf::Tensor pics = released([&] {
+      return on_caller_stream(gpu, stream, [&] {
+        std::vector<tf::Tensor> out;
+        for (int64_t b = 0; b < z.dim(0); ++b)
+          out.push_back(gpu ? vae_.decode_on_device(item(z, b), signal_checks()) : vae_.decode(item(z, b), signal_checks()));
+        return stack(out);
+      });
+    });
+    return to_python(pics, f, stream);
   }
 
   nb::dict config() const {
@@ -119,7 +138,7 @@ class Vae {
  private:
   // images F32 [B, 3, H, W], sides positive multiples of the picture multiple.
   tf::Tensor pictures(const Input& a, const std::string& name) const {
-    tf::Tensor x = borrow(a, name, tf::DType::F32, 4);
+    tf::Tensor x = borrow(a, name, tf::DType::F32, 4, vae_.device());
     const int64_t m = vae_.config().picture_multiple();
     if (x.dim(0) < 1 || x.dim(1) != 3 || x.dim(2) < m || x.dim(3) < m || x.dim(2) % m || x.dim(3) % m)
       throw BadInput(name + ": shape " + tf::shape_str(x.shape) + ", expected [B, 3, H, W] with B >= 1 and H, W positive multiples of " +
@@ -179,10 +198,12 @@ std::tuple<nb::bytes, int64_t, int64_t> output_to_picture(const Input& picture) 
 void register_vae(nb::module_& m) {
   nb::class_<Vae>(m, "Vae")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("path"), nb::arg("device") = "cpu")
-      .def("moments", &Vae::moments, nb::arg("images"), nb::arg("max_memory") = 0.0, nb::arg("output") = "torch")
+      .def("moments", &Vae::moments, nb::arg("images"), nb::arg("max_memory") = 0.0, nb::arg("output") = "torch",
+           nb::arg("stream") = 0)
       .def("encode", &Vae::encode, nb::arg("images"), nb::arg("noise").none() = nb::none(), nb::arg("max_memory") = 0.0,
-           nb::arg("output") = "torch")
-      .def("decode", &Vae::decode, nb::arg("latents"), nb::arg("max_memory") = 0.0, nb::arg("output") = "torch")
+           nb::arg("output") = "torch", nb::arg("stream") = 0)
+      .def("decode", &Vae::decode, nb::arg("latents"), nb::arg("max_memory") = 0.0, nb::arg("output") = "torch",
+           nb::arg("stream") = 0)
       .def_prop_ro("config", &Vae::config);
   m.def("pictures_to_input", &pictures_to_input, nb::arg("pictures"), nb::arg("multiple"), nb::arg("output") = "torch");
   m.def("output_to_picture", &output_to_picture, nb::arg("picture"));

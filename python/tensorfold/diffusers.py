@@ -53,7 +53,8 @@ class AutoencoderKLFlux2(ModelMixin, ConfigMixin):
     def from_pretrained(cls, pretrained_model_name_or_path, subfolder: Optional[str] = None, device: str = "cpu",
                         torch_dtype=None, **kwargs):
         """A local folder: the VAE's own, or a pipeline folder with ``subfolder="vae"`` (found without
-        it too). ``device``: where the engine computes ("cpu" or "cuda"); tensors stay on the CPU.
+        it too). ``device``: where the engine computes ("cpu" or "cuda"); with "cuda", CUDA tensors are
+        read in place and the outputs are CUDA tensors (CPU tensors in, CPU tensors out either way).
         Weights are used as published (bf16 values, fp32-class activations): torch_dtype may only be
         float32 or None. Other diffusers loading options are not supported and are refused."""
         if kwargs:
@@ -79,12 +80,12 @@ class AutoencoderKLFlux2(ModelMixin, ConfigMixin):
         return self._engine
 
     def encode(self, x: torch.Tensor, return_dict: bool = True):
-        """x: float32 [B, 3, H, W] in [-1, 1], C-contiguous on the CPU."""
+        """x: float32 [B, 3, H, W] in [-1, 1], C-contiguous (on the CPU, or the GPU with device="cuda")."""
         posterior = DiagonalGaussianDistribution(self._require_engine().moments(x))
         return AutoencoderKLOutput(latent_dist=posterior) if return_dict else (posterior,)
 
     def decode(self, z: torch.Tensor, return_dict: bool = True, generator=None):
-        """z: float32 [B, Cz, h, w], C-contiguous on the CPU -> pictures float32 [B, 3, 8h, 8w]."""
+        """z: float32 [B, Cz, h, w], C-contiguous (where x may be) -> pictures float32 [B, 3, 8h, 8w] beside it."""
         dec = self._require_engine().decode(z)
         return DecoderOutput(sample=dec) if return_dict else (dec,)
 

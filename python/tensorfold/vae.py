@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import _core, _output
+from ._stream import caller_stream
 
 
 @dataclass
@@ -27,8 +28,10 @@ def _pil_pictures(images, multiple, output):
 
 class VAE:
     """``from_pretrained(path, device="cpu"|"cuda")``: a pipeline folder (model_index.json, vae/) or
-    the VAE's own folder. Inputs are CPU tensors (torch, numpy, anything with DLPack) of the exact
-    dtype, C-contiguous; outputs are CPU tensors owning their memory."""
+    the VAE's own folder. Inputs are tensors (torch, numpy, anything with DLPack) of the exact dtype,
+    C-contiguous, in host memory or, with device="cuda", in GPU 0's memory (read in place); outputs own
+    their memory and lie where the input did. GPU work is ordered on ``stream`` (a torch.cuda.Stream or
+    a cudaStream_t as an int; by default torch's current stream), so no synchronisation is needed."""
 
     def __init__(self, engine, output):
         self._engine = engine
@@ -48,19 +51,23 @@ class VAE:
             return _pil_pictures(images, self.config["picture_multiple"], "dlpack")
         return images
 
-    def encode(self, images, noise=None, max_memory: float = 0.0) -> VaeEncoding:
+    def encode(self, images, noise=None, max_memory: float = 0.0, stream=None) -> VaeEncoding:
         """images: F32 [B, 3, H, W] in [-1, 1], or PIL images (read as the programs read a PNG).
         noise: F32 [B, Cz, H/8, W/8] for the posterior sample, or None for its mean."""
-        latents, feature2 = self._engine.encode(self._input(images), noise, max_memory=max_memory, output=self._output)
+        latents, feature2 = self._engine.encode(self._input(images), noise, max_memory=max_memory, output=self._output,
+                                                stream=caller_stream(stream, images, noise))
         return VaeEncoding(latents, feature2)
 
-    def moments(self, images, max_memory: float = 0.0):
+    def moments(self, images, max_memory: float = 0.0, stream=None):
         """F32 [B, 2*Cz, H/8, W/8]: the posterior's mean and log-variance (diffusers' latent_dist parameters)."""
-        return self._engine.moments(self._input(images), max_memory=max_memory, output=self._output)
+        return self._engine.moments(self._input(images), max_memory=max_memory, output=self._output,
+                                    stream=caller_stream(stream, images))
 
-    def decode(self, latents, max_memory: float = 0.0):
-        """latents F32 [B, Cz, h, w] -> pictures F32 [B, 3, 8h, 8w], nominally in [-1, 1]."""
-        return self._engine.decode(latents, max_memory=max_memory, output=self._output)
+    def decode(self, latents, max_memory: float = 0.0, stream=None):
+        """latents F32 [B, Cz, h, w] -> pictures F32 [B, 3, 8h, 8w], nominally in [-1, 1]; GPU latents are
+        decoded in place into GPU pictures (not scanned for non-finite values, as torch would not)."""
+        return self._engine.decode(latents, max_memory=max_memory, output=self._output,
+                                   stream=caller_stream(stream, latents))
 
     def __repr__(self):
         return f"VAE({self.config['summary']})"
@@ -72,6 +79,8 @@ def to_pil(pictures):
     from PIL import Image
 
     def one(p):
+        if getattr(p, "is_cuda", False):
+            p = p.cpu()
         data, w, h = _core.output_to_picture(p)
         return Image.frombytes("RGB", (w, h), data)
 

@@ -42,12 +42,16 @@ Encoded Vae::encode(const Tensor& x, const Tensor* noise, const Progress& progre
   return e;
 }
 
-Tensor Vae::decode(const Tensor& latents, const Progress& progress) const {
+Tensor Vae::decode_on_device(const Tensor& latents, const Progress& progress) const {
   const Config& c = config();
   require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c.latent_channels &&
               latents.dim(1) > 0 && latents.dim(2) > 0,
           "latents are " + latents.describe() + ", expected F32 [" + std::to_string(c.latent_channels) + ", h, w]");
-  Tensor out = to_device(run_steps(decoder(), to_device(latents, device()), progress), Device::CPU);
+  return run_steps(decoder(), to_device(latents, device()), progress);
+}
+
+Tensor Vae::decode(const Tensor& latents, const Progress& progress) const {
+  Tensor out = to_device(decode_on_device(latents, progress), Device::CPU);
   const float* p = out.ptr<const float>();
   for (int64_t i = 0; i < out.numel(); ++i)
     require(std::isfinite(p[i]), "decode: the decoder produced a non-finite value (the latents or weights hold "

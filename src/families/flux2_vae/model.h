@@ -31,12 +31,14 @@ class Vae {
   const std::vector<Step>& encoder() const { return s_->encoder; }
   const std::vector<Step>& decoder() const { return s_->decoder; }
 
-  // x: F32 [3, H, W] (CPU, the VAE's range) -> moments F32 [2 Cz, H/8, W/8] (CPU).
+  // x: F32 [3, H, W] (CPU or the VAE's device, the VAE's range) -> moments F32 [2 Cz, H/8, W/8] (CPU).
   Tensor moments(const Tensor& x, const Progress& progress = nullptr) const;
   // noise: F32 [Cz, H/8, W/8] for Idol's posterior sample, or null for the mean.
   Encoded encode(const Tensor& x, const Tensor* noise, const Progress& progress = nullptr) const;
   // latents: F32 [Cz, h, w] (CPU) -> picture F32 [3, 8h, 8w] (CPU); refuses a non-finite result.
   Tensor decode(const Tensor& latents, const Progress& progress = nullptr) const;
+  // The same picture left on the VAE's device (latents on any device), not scanned for non-finite values.
+  Tensor decode_on_device(const Tensor& latents, const Progress& progress = nullptr) const;
 
  private:
   struct State {

@@ -288,4 +288,20 @@ void release_cached_memory() {
   pinned_host_release_cached();
 }
 
+namespace {
+
+// One event a direction, recorded then waited on at once (the wait takes the recording's work).
+void order(cudaStream_t first, cudaStream_t then) {
+  cudaEvent_t e = nullptr;
+  TF_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  TF_CUDA(cudaEventRecord(e, first));
+  TF_CUDA(cudaStreamWaitEvent(then, e, 0));
+  TF_CUDA(cudaEventDestroy(e));  // released once the wait has passed
+}
+
+}  // namespace
+
+void engine_waits_for(void* s) { order(static_cast<cudaStream_t>(s), rt().stream); }
+void s_waits_for_engine(void* s) { order(rt().stream, static_cast<cudaStream_t>(s)); }
+
 }  // namespace tf::cuda

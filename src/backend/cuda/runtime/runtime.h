@@ -34,4 +34,11 @@ void synchronize(const char* after = "queued GPU work");
 // Returns memory the pools keep cached for reuse (device, and pinned host) to the driver.
 void release_cached_memory();
 
+// Another program's stream (a cudaStream_t, 0 the legacy default stream; torch's current stream) and
+// the engine's, ordered without waiting on the host: the engine's work queued after
+// engine_waits_for(s) starts after what s held then; what s queues after s_waits_for_engine(s) starts
+// after the engine's work queued so far.
+void engine_waits_for(void* s);
+void s_waits_for_engine(void* s);
+
 }  // namespace tf::cuda
