@@ -129,6 +129,11 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
     for (int n = 0; n < N; ++n) v[n] = round_bf16(v[n] + e[n]);
     store_slots<tpr, N, V>(xr, lane, d, v);
   }
+  float sh[N], sc[N];  // the modulation's rows asked for before the sum, so their loads overlap it
+  if (shift) {
+    load_slots<tpr, N, V>(shift, lane, d, sh);
+    load_slots<tpr, N, V>(scale, lane, d, sc);
+  }
   float ss = 0.0f;
 #pragma unroll
   for (int n = 0; n < N; ++n)
@@ -141,9 +146,6 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
 #pragma unroll
   for (int n = 0; n < N; ++n) out[n] = PLAIN ? round_bf16(v[n] * r) * wv[n] : (v[n] * r) * (1.0f + wv[n]);
   if (shift) {
-    float sh[N], sc[N];
-    load_slots<tpr, N, V>(shift, lane, d, sh);
-    load_slots<tpr, N, V>(scale, lane, d, sc);
 #pragma unroll
     for (int n = 0; n < N; ++n) out[n] = round_bf16(round_bf16(out[n]) * round_bf16(1.0f + sc[n])) + sh[n];
   }
