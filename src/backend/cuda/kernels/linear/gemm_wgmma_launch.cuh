@@ -12,7 +12,7 @@
 
 namespace tf::cuda::wgmma_product {
 
-// [rows, k] bf16, rows of k, read in 128 x 64 boxes.
+// [rows, k] bf16, rows of k, read (or written) in 128 x 64 boxes.
 inline CUtensorMap operand_map(const char* what, const void* p, int64_t rows, int64_t k) {
   const uint64_t dims[2] = {uint64_t(k), uint64_t(rows)}, strides[1] = {uint64_t(k) * 2};
   const uint32_t box[2] = {BK, 128}, ones[2] = {1, 1};
@@ -34,13 +34,13 @@ void launch(const GemmWgmma& g, const uint16_t* tables) {
   const int64_t tiles = int64_t(s.m_tiles) * ((g.n + kTileCols<E> - 1) / kTileCols<E>);
   if (tiles >= (int64_t(1) << 31)) fail("gemm_wgmma: too many output tiles");
   s.tiles = int(tiles);
-  s.y = static_cast<uint16_t*>(g.y);
   s.gate = static_cast<const uint16_t*>(g.gate);
   if (tables) s.gate_factor = tables, s.up_factor = tables + kSituPatterns;
   const CUtensorMap xm = operand_map("gemm_wgmma: x", g.x, g.m, g.k), wm = operand_map("gemm_wgmma: w", g.w, g.n, g.k);
   const CUtensorMap w2m = E == GemmEpilogue::situ ? operand_map("gemm_wgmma: w2", g.w2, g.n, g.k) : wm;
+  const CUtensorMap ym = operand_map("gemm_wgmma: y", g.y, g.m, g.n);  // [m, n]: 128 rows of 64 a box
   mark_streaming_launch(false);
-  kernel<<<unsigned(std::min(s.tiles, sm_count())), THREADS, kSmemBytes, stream()>>>(xm, wm, w2m, s);
+  kernel<<<unsigned(std::min(s.tiles, sm_count())), THREADS, kSmemBytes, stream()>>>(xm, wm, w2m, ym, s);
   check_launch("gemm_wgmma_kernel");
 }
 
