@@ -37,11 +37,25 @@ constexpr int kTileCols = E == GemmEpilogue::situ ? BN / 2 : BN;
 
 struct Tiles {
   int M, N, KT;                // N: output columns (y [M, N]; gated_residual: h, updated in place, through y_map)
-  int m_tiles, tiles;          // tile i: rows (i % m_tiles) * BM, columns (i / m_tiles) * kTileCols
+  int m_tiles, n_tiles, tiles;  // tile_at(i): bands of kBand row tiles, a band's rows fastest, then its columns
   const uint16_t* gate;        // gated_residual: [N]
   const uint16_t* gate_factor;  // situ: both factors' tables over all 65,536 bf16 inputs
   const uint16_t* up_factor;
 };
+
+// Tiles run in bands of kBand row tiles, each band's columns in turn: the blocks running at once share
+// a band of x (kBand x 128 rows) and a run of w's columns, which stay in L2 (x whole would not, past
+// ~4k rows). Only the order changes: a tile's sums are the same wherever it runs.
+constexpr int kBand = 8;
+struct TileAt {
+  int m0, c0;
+};
+template <GemmEpilogue E>
+__device__ __forceinline__ TileAt tile_at(const Tiles& s, int i) {
+  const int per_band = kBand * s.n_tiles, band = i / per_band, in = i - band * per_band;
+  const int rows = min(kBand, s.m_tiles - band * kBand);  // the last band may be short
+  return {(band * kBand + in % rows) * BM, (in / rows) * kTileCols<E>};
+}
 
 // The staging tile's byte offset of (row r, column c) of the 128 x kTileCols tile: boxes of 64
 // columns, each TMA's 128-byte swizzle (16-byte chunk k of row r at chunk k ^ (r % 8)).
@@ -129,7 +143,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x != 0) return;
     int it = 0;  // k tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int m0 = (tile % s.m_tiles) * BM, c0 = (tile / s.m_tiles) * kTileCols<E>;
+      const auto [m0, c0] = tile_at<E>(s, tile);
       // situ: w is the up weight and w2 the gate weight, both at the tile's columns; else w's 256 rows
       const int w2_row = E == GemmEpilogue::situ ? c0 : c0 + BN / 2;
       for (int kt = 0; kt < s.KT; ++kt, ++it) {
@@ -152,7 +166,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   int it = 0, n_tile = 0;
   float acc[128];
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n_tile) {
-    const int m0 = (tile % s.m_tiles) * BM, c0 = (tile / s.m_tiles) * kTileCols<E>;
+    const auto [m0, c0] = tile_at<E>(s, tile);
     if (E == GemmEpilogue::gated_residual && leader) {  // h's tile into the staging tile while the products run
       bulk_wait_read();                                  // the previous tile's stores have read it
       mbarrier_arrive_expect_tx(h_landed, kStagingBytes);

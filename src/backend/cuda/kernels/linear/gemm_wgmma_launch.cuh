@@ -31,7 +31,8 @@ void launch(const GemmWgmma& g, const uint16_t* tables) {
   Tiles s{};
   s.M = int(g.m), s.N = int(g.n), s.KT = int((g.k + BK - 1) / BK);
   s.m_tiles = int((g.m + BM - 1) / BM);
-  const int64_t tiles = int64_t(s.m_tiles) * ((g.n + kTileCols<E> - 1) / kTileCols<E>);
+  s.n_tiles = int((g.n + kTileCols<E> - 1) / kTileCols<E>);
+  const int64_t tiles = int64_t(s.m_tiles) * s.n_tiles;
   if (tiles >= (int64_t(1) << 31)) fail("gemm_wgmma: too many output tiles");
   s.tiles = int(tiles);
   s.gate = static_cast<const uint16_t*>(g.gate);
