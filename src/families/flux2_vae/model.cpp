@@ -1,8 +1,10 @@
 #include "families/flux2_vae/model.h"
 
+#include <atomic>
 #include <cmath>
 
 #include "core/error.h"
+#include "core/parallel.h"
 #include "families/flux2_vae/tokens.h"
 #include "io/checkpoint.h"
 
@@ -53,9 +55,14 @@ Tensor Vae::decode_on_device(const Tensor& latents, const Progress& progress) co
 Tensor Vae::decode(const Tensor& latents, const Progress& progress) const {
   Tensor out = to_device(decode_on_device(latents, progress), Device::CPU);
   const float* p = out.ptr<const float>();
-  for (int64_t i = 0; i < out.numel(); ++i)
-    require(std::isfinite(p[i]), "decode: the decoder produced a non-finite value (the latents or weights hold "
-                                 "NaN/Inf or overflow); no picture written");
+  std::atomic<bool> finite{true};
+  parallel_for(out.numel(), [&](int64_t b, int64_t e) {
+    bool ok = true;
+    for (int64_t i = b; i < e; ++i) ok = ok && std::isfinite(p[i]);
+    if (!ok) finite = false;
+  }, 1 << 16);
+  require(finite, "decode: the decoder produced a non-finite value (the latents or weights hold NaN/Inf or overflow); "
+                  "no picture written");
   return out;
 }
 
