@@ -34,11 +34,13 @@ Tensor copy_of(const Tensor& t) {
   return c;
 }
 
-// Sizes with partial row and column tiles, and the released block's o product at a picture's rows.
+// Sizes with partial row and column tiles, a k that ends inside a 64-wide k tile (TMA reads the rest
+// as zeros), and the released block's o product at a picture's rows and at a guidance step's (bands of
+// row tiles, one short).
 struct Geometry {
   int64_t m, k, n;
 };
-const Geometry kGeometries[] = {{200, 192, 264}, {300, 128, 136}, {4196, 3072, 3072}};
+const Geometry kGeometries[] = {{200, 192, 264}, {300, 128, 136}, {136, 200, 520}, {4196, 3072, 3072}, {8392, 3072, 3072}};
 
 TEST(CudaWgmmaProduct, GatedResidualIsTheProductThenTheGatedAdd) {
   TF_REQUIRE_CUDA_GPU();
