@@ -36,6 +36,7 @@ for (size, kind), d in sorted(rows.items()):
     s, f = d.get("separate"), d.get("fused")
     if not (s and f):
         continue
-    same = "same" if s.get("out_hash") == f.get("out_hash") else f"{s.get('out_hash')} / {f.get('out_hash')}"
+    hs, hf = s.get("out_hash"), f.get("out_hash")
+    same = "-" if hs is None else "same" if hs == hf else f"{hs} / {hf}"
     print(f"{size:>5} {kind:<22} {s['median_ms']:>12.2f} {f['median_ms']:>10.2f} {f['median_ms'] / s['median_ms']:>9.3f}  {same}")
 PY
