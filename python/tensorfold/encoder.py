@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Union
 
 from . import _core, _output
+from ._stream import caller_stream
 
 
 @dataclass
@@ -30,10 +31,13 @@ class PromptEncoder:
         return cls(_core.PromptEncoder(str(path), device), _output.choose(output))
 
     def encode(self, prompts: Union[str, Sequence[str]], negative: Union[None, str, Sequence[str]] = None,
-               max_memory: float = 0.0) -> Encoding:
+               max_memory: float = 0.0, rows_device: str = "cpu", stream=None) -> Encoding:
         """Encodes the prompts (and negatives) in one pass over the weights, in the pipeline's chat
         format; each prompt's rows are the bytes ``tf-moss-image encode`` writes for it. A run whose
-        memory estimate exceeds the device's memory (or ``max_memory`` GiB) raises MemoryError."""
+        memory estimate exceeds the device's memory (or ``max_memory`` GiB) raises MemoryError.
+        ``rows_device="cuda"`` (an encoder loaded with device="cuda") leaves the rows on the GPU, ready
+        as a pipeline's ``prompt_embeds``, ordered before the later work of ``stream`` (default torch's
+        current stream)."""
         single = isinstance(prompts, str)
         pos = [prompts] if single else list(prompts)
         if negative is None:
@@ -48,7 +52,8 @@ class PromptEncoder:
             for p in group:
                 if not isinstance(p, str):
                     raise ValueError(f"{name}: expected strings, got {type(p).__name__}")
-        out = self._engine.encode(pos + neg, max_memory=max_memory, output=self._output)
+        out = self._engine.encode(pos + neg, max_memory=max_memory, output=self._output, rows_device=rows_device,
+                                  stream=caller_stream(stream) if rows_device == "cuda" else 0)
         ids = [i for i, _ in out]
         rows = [r for _, r in out]
         n = len(pos)

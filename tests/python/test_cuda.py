@@ -77,3 +77,13 @@ def test_numpy_output_refuses_gpu_memory():
     v = tensorfold.VAE.from_pretrained(TINY, device="cuda", output="numpy")
     with pytest.raises(ValueError, match="numpy cannot hold GPU memory"):
         v.decode(torch.zeros((1, v.config["latent_channels"], 4, 4), device="cuda"))
+
+
+def test_prompt_rows_left_on_the_gpu_have_the_host_rows_bytes():
+    enc = tensorfold.PromptEncoder.from_pretrained(TINY, device="cuda", output="torch")
+    host = enc.encode(["a cat", "a red fox in the snow"], negative=["", "blurry"])
+    gpu = enc.encode(["a cat", "a red fox in the snow"], negative=["", "blurry"], rows_device="cuda")
+    for h, g in zip(host.rows + host.negative_rows, gpu.rows + gpu.negative_rows):
+        assert g.is_cuda and g.dtype == torch.bfloat16 and torch.equal(g.cpu(), h)
+    assert [i.tolist() for i in gpu.ids] == [i.tolist() for i in host.ids]
+

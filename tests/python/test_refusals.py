@@ -109,3 +109,10 @@ def test_bad_prompts(encoder):
         encoder.encode(["a"], negative=["b", "c"])
     with pytest.raises(ValueError, match="at least one"):
         encoder.encode([])
+
+
+def test_rows_device_refusals(encoder):
+    with pytest.raises(ValueError, match="rows_device: expected 'cpu' or 'cuda', got 'tpu'"):
+        encoder.encode("a", rows_device="tpu")
+    with pytest.raises(ValueError, match="rows_device='cuda': this encoder computes on the CPU"):
+        encoder.encode("a", rows_device="cuda")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -150,7 +151,11 @@ std::vector<std::pair<size_t, size_t>> packs_of(const SeqOffsets& offs) {
 
 }  // namespace
 
-Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress) const {
+Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress,
+                        Device out_device) const {
+  require(out_device == Device::CPU || out_device == device_,
+          std::string("encoder: rows can be returned on the CPU or on the encoder's own device (") +
+              device_name(device_) + "), not on " + device_name(out_device));
   const int64_t T = static_cast<int64_t>(ids.size());
   check_seq_offsets("encoder forward", offs, T);
   for (int64_t t = 0; t < T; ++t)
@@ -158,8 +163,8 @@ Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs,
       fail("encoder: token id " + std::to_string(ids[t]) + " at position " + std::to_string(t) +
            " is outside the vocabulary [0, " + std::to_string(config_.vocab_size) + ")");
   const auto packs = packs_of(offs);
-  if (packs.size() <= 1) return forward_pack(ids, offs, progress);
-  Tensor out = empty(DType::BF16, {T, config_.hidden});
+  if (packs.size() <= 1) return forward_pack(ids, offs, progress, out_device);
+  Tensor out = empty(DType::BF16, {T, config_.hidden}, out_device);
   const int64_t total = static_cast<int64_t>(packs.size()) * steps();
   for (size_t p = 0; p < packs.size(); ++p) {
     const auto [first, last] = packs[p];
@@ -167,18 +172,20 @@ Tensor Encoder::forward(const std::vector<int32_t>& ids, const SeqOffsets& offs,
     SeqOffsets sub;
     for (size_t s = first; s <= last; ++s) sub.push_back(offs[s] - begin);
     const Progress pack_progress = offset_progress(progress, static_cast<int64_t>(p) * steps(), total);
-    Tensor rows = forward_pack(std::vector<int32_t>(ids.begin() + begin, ids.begin() + end), sub, pack_progress);
+    Tensor rows =
+        forward_pack(std::vector<int32_t>(ids.begin() + begin, ids.begin() + end), sub, pack_progress, out_device);
     Tensor dst = out.rows(begin, end);
     copy_into(dst, rows);
   }
   return out;
 }
 
-Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress) const {
+Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& offs, const Progress& progress,
+                             Device out_device) const {
   const int64_t T = static_cast<int64_t>(ids.size());
   Tensor host_ids = empty(DType::I32, {T});
   std::copy(ids.begin(), ids.end(), host_ids.ptr<int32_t>());
-  if (Tensor out = forward_recorded(host_ids, offs); out.data) {
+  if (Tensor out = forward_recorded(host_ids, offs, out_device); out.data) {
     report(progress, step_name(steps() - 1), steps(), steps());
     return out;
   }
@@ -186,12 +193,12 @@ Tensor Encoder::forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& 
   Tensor h = empty(DType::BF16, {T, config_.hidden}, device_), x = empty(DType::BF16, {T, config_.hidden}, device_);
   embedding(weights_.embed_tokens, dev_ids, h, IdCheck::by_caller);  // forward() checked the ids
   layers(h, x, offs, rope_for(offs), progress);  // x ends as the final norm's rows
-  Tensor out = to_device(x, Device::CPU);
+  Tensor out = to_device(x, out_device);  // the device's own rows where they stay there
   report(progress, step_name(steps() - 1), steps(), steps());
   return out;
 }
 
-Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs) const {
+Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs, Device out_device) const {
   const int64_t T = host_ids.dim(0);
   if (!recording_supported(device_) || T == 0 || T > kLinearPackedRows) return Tensor();
   const auto record = [&](RecordedForward& r) {
@@ -209,7 +216,12 @@ Tensor Encoder::forward_recorded(const Tensor& host_ids, const SeqOffsets& offs)
   recorded_->replay(offs, record, stale, [&](RecordedForward& r) {
     copy_into(r.ids, host_ids);  // the previous replay has ended: its output was copied back
     r.work.replay();
-    out = to_device(r.out, Device::CPU);
+    if (out_device == Device::CPU) {
+      out = to_device(r.out, Device::CPU);
+    } else {
+      out = empty(DType::BF16, r.out.shape, out_device);  // a copy: the next replay rewrites r.out
+      copy_into(out, r.out);
+    }
   });
   return out;  // empty: this layout runs eagerly
 }

@@ -39,11 +39,12 @@ class Encoder {
   std::vector<Step> stepwise(const SeqOffsets& seq_offsets) const;
 
   // ids: the packed sequences' token ids [T] (host); returns the final norm's rows, BF16
-  // [T, hidden] on the CPU. Sequences run in packs of at most kLinearPackedRows rows (a longer one
+  // [T, hidden] on `out_device` (the CPU, or the encoder's own device: the rows stay there). Sequences run in packs of at most kLinearPackedRows rows (a longer one
   // alone), so each sequence's rows are the bytes it gets when encoded alone. On CUDA a pack layout
   // seen a second time is recorded as one CUDA graph (layers and final norm) and replayed from then
   // on, with the same bytes; progress is then reported once, at the end.
-  Tensor forward(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress = {}) const;
+  Tensor forward(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress = {},
+                 Device out_device = Device::CPU) const;
 
   // One step alone on given rows (BF16 [T, hidden], any device): a layer (step < layers) or the
   // final norm (step == layers). Returns BF16 [T, hidden] on the CPU.
@@ -62,9 +63,10 @@ class Encoder {
   };
   static constexpr size_t kMaxRecordedLayouts = 16;
 
-  Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress) const;
+  Tensor forward_pack(const std::vector<int32_t>& ids, const SeqOffsets& seq_offsets, const Progress& progress,
+                      Device out_device) const;
   // The recorded path of forward_pack: an empty tensor when this layout is not (yet) recorded.
-  Tensor forward_recorded(const Tensor& host_ids, const SeqOffsets& seq_offsets) const;
+  Tensor forward_recorded(const Tensor& host_ids, const SeqOffsets& seq_offsets, Device out_device) const;
   Rope rope_for(const SeqOffsets& seq_offsets) const;
   // A sublayer's last product, left for the residual add to take (linear's residual epilogue).
   struct Projection {

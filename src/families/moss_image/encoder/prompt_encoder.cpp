@@ -18,7 +18,8 @@ std::vector<int32_t> PromptEncoder::tokenize(const std::string& prompt, bool cha
 
 std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>& prompts,
                                                  const Progress& progress,
-                                                 const std::function<void(int64_t tokens)>& before_forward) const {
+                                                 const std::function<void(int64_t tokens)>& before_forward,
+                                                 Device rows_device) const {
   std::vector<EncodedPrompt> out;
   std::vector<int32_t> packed;
   SeqOffsets offsets{0};
@@ -39,9 +40,9 @@ std::vector<EncodedPrompt> PromptEncoder::encode(const std::vector<std::string>&
     out.push_back(std::move(e));
   }
   if (before_forward) before_forward(static_cast<int64_t>(packed.size()));
-  Tensor rows = encoder_.forward(packed, offsets, progress);
+  Tensor rows = encoder_.forward(packed, offsets, progress, rows_device);
   for (size_t k = 0; k < out.size(); ++k) {
-    Tensor r = empty(DType::BF16, {offsets[k + 1] - offsets[k], encoder_.config().hidden});
+    Tensor r = empty(DType::BF16, {offsets[k + 1] - offsets[k], encoder_.config().hidden}, rows_device);
     copy_into(r, rows.rows(offsets[k], offsets[k + 1]));  // own storage, so the packed rows can go
     out[k].rows = r;
   }

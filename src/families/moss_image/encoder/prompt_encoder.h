@@ -17,7 +17,7 @@ constexpr int64_t kMaxPromptTokens = 4096;
 
 struct EncodedPrompt {
   std::vector<int32_t> ids;  // at most kMaxPromptTokens
-  Tensor rows;               // BF16 [ids.size(), hidden] on the CPU
+  Tensor rows;               // BF16 [ids.size(), hidden] on the CPU (or where encode was asked to leave them)
   int64_t dropped = 0;       // tokens cut from the end to fit kMaxPromptTokens
 };
 
@@ -33,8 +33,10 @@ class PromptEncoder {
   // All prompts in one pass over the weights; each gets its own ids and rows, its ids cut to
   // kMaxPromptTokens as the official pipeline cuts them (EncodedPrompt::dropped says how many). `before_forward`
   // (optional) sees the packed token count once every prompt is tokenized and may refuse it.
+  // `rows_device`: where each prompt's rows are returned (the CPU, or the encoder's own device).
   std::vector<EncodedPrompt> encode(const std::vector<std::string>& prompts, const Progress& progress = {},
-                                    const std::function<void(int64_t tokens)>& before_forward = {}) const;
+                                    const std::function<void(int64_t tokens)>& before_forward = {},
+                                    Device rows_device = Device::CPU) const;
 
   const Encoder& encoder() const { return encoder_; }
   const text::ChatFormat& chat_format() const { return chat_; }
