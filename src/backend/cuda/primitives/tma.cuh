@@ -14,6 +14,14 @@ namespace tf::cuda {
 __device__ __forceinline__ void mbarrier_init(uint64_t* bar, int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(count));
 }
+// A stage pipeline's barriers: full[i] completes on the producer's one arrival and its bytes, empty[i]
+// on `consumers` arrivals (every consumer thread done with the stage).
+__device__ __forceinline__ void mbarrier_init_stages(uint64_t* full, uint64_t* empty, int stages, int consumers) {
+  for (int i = 0; i < stages; ++i) {
+    mbarrier_init(full + i, 1);
+    mbarrier_init(empty + i, consumers);
+  }
+}
 // Makes the initialised barriers visible to the async proxy (TMA) and the rest of the block.
 __device__ __forceinline__ void mbarrier_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");

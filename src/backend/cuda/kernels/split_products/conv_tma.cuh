@@ -264,10 +264,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   uint64_t* empty = full + STAGES;                                        // both consumers are done with it
   auto* out_rows = reinterpret_cast<float*>(empty + STAGES);               // [8 consumer warps][8][BN]
   if (threadIdx.x == 0) {
-    for (int i = 0; i < STAGES; ++i) {
-      mbarrier_init(full + i, 1);
-      mbarrier_init(empty + i, 2 * 128);
-    }
+    mbarrier_init_stages(full, empty, STAGES, 2 * 128);
     mbarrier_init_fence();
   }
   __syncthreads();
