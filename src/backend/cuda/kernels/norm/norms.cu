@@ -98,9 +98,10 @@ __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, cons
 // (shift given) y = bf16(bf16(y * bf16(1 + scale)) + shift), modulate's steps;
 // with `delta`, first h = bf16(h + delta), or with `shares` (a product's k-share sums
 // [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
-// A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr).
+// A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr); rows
+// of 3,072 (the transformer's) at 64 registers, four blocks an SM, so enough rows are in flight.
 template <int tpr, int N, int V, bool PLAIN>
-__global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
+__global__ void __launch_bounds__(kBlock, N * tpr == 3072 ? 4 : 1) rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
                                      const void* w, bool w_f32, float eps, uint16_t* y, int64_t rows, int d,
                                      const uint16_t* shift, const uint16_t* scale) {
   allow_dependent_launch();  // a weight-streaming product after this one asks for its first weights now
@@ -110,17 +111,8 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
   const int lane = threadIdx.x % tpr;
   const bool live = row < rows;
   uint16_t* xr = x + (live ? row : 0) * d;
-  float v[N], wv[N];  // the weights are read before any store, which the compiler may not move loads past
+  float v[N];
   load_slots<tpr, N, V>(xr, lane, d, v);
-  if (V > 1 && !w_f32) {
-    load_slots<tpr, N, V>(static_cast<const uint16_t*>(w), lane, d, wv);
-  } else {
-#pragma unroll
-    for (int n = 0; n < N; ++n) {
-      const int i = slot_index<tpr, V>(n, lane);
-      wv[n] = i < d ? ld_weight(w, w_f32, i) : 0.0f;
-    }
-  }
   if ((delta || shares) && live) {
     float e[N];
     if (shares) load_share_slots<tpr, N, V>(shares + row * d, share_count, rows * d, lane, d, e);
@@ -128,11 +120,6 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
 #pragma unroll
     for (int n = 0; n < N; ++n) v[n] = round_bf16(v[n] + e[n]);
     store_slots<tpr, N, V>(xr, lane, d, v);
-  }
-  float sh[N], sc[N];  // the modulation's rows asked for before the sum, so their loads overlap it
-  if (shift) {
-    load_slots<tpr, N, V>(shift, lane, d, sh);
-    load_slots<tpr, N, V>(scale, lane, d, sc);
   }
   float ss = 0.0f;
 #pragma unroll
@@ -142,14 +129,33 @@ __global__ void rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const f
   if (!live) return;
   const float r = 1.0f / sqrtf(ss / static_cast<float>(d) + eps);
   uint16_t* yr = y + row * d;
-  float out[N];
+  // A piece at a time, the weights and the modulation's rows (cached, shared by every row) read only
+  // after the sum: few live registers, so more rows of x in flight an SM.
 #pragma unroll
-  for (int n = 0; n < N; ++n) out[n] = PLAIN ? round_bf16(v[n] * r) * wv[n] : (v[n] * r) * (1.0f + wv[n]);
-  if (shift) {
+  for (int p = 0; p < N / V; ++p) {
+    const int i = slot_index<tpr, V>(p * V, lane);
+    if (V == 1 && i >= d) break;
+    float wv[V], sh[V], sc[V], out[V];
+    if constexpr (V > 1) {
+      if (!w_f32) ld_bf16x<V>(static_cast<const uint16_t*>(w) + i, wv);
+      else
 #pragma unroll
-    for (int n = 0; n < N; ++n) out[n] = round_bf16(round_bf16(out[n]) * round_bf16(1.0f + sc[n])) + sh[n];
+        for (int e = 0; e < V; ++e) wv[e] = ld_weight(w, w_f32, i + e);
+      if (shift) ld_bf16x<V>(shift + i, sh), ld_bf16x<V>(scale + i, sc);
+    } else {
+      wv[0] = ld_weight(w, w_f32, i);
+      if (shift) sh[0] = ld_bf16(shift, i), sc[0] = ld_bf16(scale, i);
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      const float a = v[p * V + e];
+      out[e] = PLAIN ? round_bf16(a * r) * wv[e] : (a * r) * (1.0f + wv[e]);
+      if (shift) out[e] = round_bf16(round_bf16(out[e]) * round_bf16(1.0f + sc[e])) + sh[e];
+    }
+    if constexpr (V > 1) st_bf16x<V>(yr + i, out);
+    else yr[i] = st_bf16(out[0]);
+    asm volatile("" ::: "memory");  // the next piece's reads stay after this store: registers, not loads, bound
   }
-  store_slots<tpr, N, V>(yr, lane, d, out);
 }
 
 // Gated attention's query and key rows (backend/attention/attention_query_key_prep.h), one warp a row of d =
