@@ -201,6 +201,12 @@ Generated MossImagePipeline::generate(const GenerateRequest& r, const StageProgr
 
   t0 = Clock::now();
   if (!s.vae) s.vae.emplace(flux2_vae::Vae::load(f.vae, o.device, {false, true}));
+  if (o.device == Device::CUDA) {  // the decoder's activations mapped into the pool with the load, not in the decode
+    const auto need = uint64_t(flux2_vae::decode_memory(f.vae_config, r.width, r.height, o.device).bytes);
+    if (need < available_memory(o.device).bytes) {
+      const Tensor reserve = empty(DType::U8, {int64_t(need)}, o.device);
+    }
+  }
   g.seconds.load_vae = since(t0);
   t0 = Clock::now();
   const auto& vw = s.vae->weights();

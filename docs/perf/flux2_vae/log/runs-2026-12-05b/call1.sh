@@ -17,11 +17,10 @@ echo "== tests"; timeout 150 $B/test_cuda --gtest_filter='CudaConv.*:CudaAttenti
 echo "== contract"; timeout 100 $B/tf-kernel-contract --only conv2d --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|red|green" | head -8
 wait
 echo "== small decoder (1024^2 decode, median of 5, fresh process each)"
-for v in fit co128; do
-  for r in 0 4; do
-    echo "-- TF_CONV_TMA_TILE=$v reserve ${r} GiB"
-    TF_CONV_TMA_TILE=$v timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 1024 --reps 5 --what decode --reserve-gib $r 2>&1 | grep -v "^Flux2\|on NVIDIA" | tee -a $OUT/vae-$v.jsonl
-  done
+for vr in fit:0 fit:4 co128:0; do
+  v=${vr%:*} r=${vr#*:}
+  echo "-- TF_CONV_TMA_TILE=$v reserve ${r} GiB"
+  TF_CONV_TMA_TILE=$v timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 1024 --reps 5 --what decode --reserve-gib $r 2>&1 | grep -v "^Flux2\|on NVIDIA" | tee -a $OUT/vae-$v.jsonl
 done
 TF_CONV_TMA_TILE=fit timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 512,2048 --reps 3 --what decode | tee -a $OUT/vae-fit.jsonl
 echo "== ops"; timeout 100 $B/bench_transformer_ops 4196 4196+4196 2>&1 | tee $OUT/ops.txt | grep -E "rate \(|product|norm|attention|situ|residual|four|block" | head -60
