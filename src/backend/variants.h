@@ -106,10 +106,10 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "into bf16 hi and lo, channels last, through TMA where the shapes allow (a GroupNorm before a convolution "
      "folded into that split); `gather` splits them in the kernel",
      true},
-    {Variant::conv_tma_tile, "TF_CONV_TMA_TILE", {"fit", "co128"},
-     "the TMA convolution's tile: `fit` 128 output positions (the product's rows) by 16, 96 or 128 output channels, "
-     "as Co fits best (96 and 192 channels unpadded), with a tap's channel-less k16 steps skipped; `co128` 128 "
-     "output channels (Co padded to 128) by 128 positions",
+    {Variant::conv_tma_tile, "TF_CONV_TMA_TILE", {"co128", "fit"},
+     "the TMA convolution's tile: `co128` 128 output channels (Co padded to 128) by 128 positions; `fit` 128 output "
+     "positions (the product's rows) by 16, 96 or 128 output channels, as Co fits best (96 and 192 channels "
+     "unpadded), with a tap's channel-less k16 steps skipped",
      true},
     {Variant::channels_attention_kernel, "TF_CHANNELS_ATTENTION_KERNEL", {"wgmma", "mma"},
      "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "
@@ -136,10 +136,9 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "rows, guidance and Euler update there; on CUDA one recorded graph a step), `host` brings every step's "
      "velocities back and updates the latents on the CPU",
      true},
-    {Variant::linear_epilogue, "TF_LINEAR_EPILOGUE", {"separate", "fused"},
-     "CUDA's products above 128 rows followed by a gated residual add or SiTU's gated product: `separate` the "
-     "product as TF_GEMM says, then the element-wise kernel; `fused` our TMA wgmma kernel with that step in its "
-     "epilogue",
+    {Variant::linear_epilogue, "TF_LINEAR_EPILOGUE", {"fused", "separate"},
+     "CUDA's products above 128 rows followed by a gated residual add or SiTU's gated product: `fused` our TMA wgmma "
+     "kernel with that step in its epilogue; `separate` the product as TF_GEMM says, then the element-wise kernel",
      false},
 }};
 
