@@ -25,7 +25,6 @@ enum class Variant : int {
   conv_tile,
   conv_kernel,
   split_operands,
-  conv_tma_tile,
   channels_attention_kernel,
   softmax_rows,
   cpu_linear,
@@ -105,11 +104,6 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the VAE's wgmma products (convolutions, the channels attention's two): `auto` reads operands split beforehand "
      "into bf16 hi and lo, channels last, through TMA where the shapes allow (a GroupNorm before a convolution "
      "folded into that split); `gather` splits them in the kernel",
-     true},
-    {Variant::conv_tma_tile, "TF_CONV_TMA_TILE", {"co128", "fit"},
-     "the TMA convolution's tile: `co128` 128 output channels (Co padded to 128) by 128 positions; `fit` 128 output "
-     "positions (the product's rows) by 16, 96 or 128 output channels, as Co fits best (96 and 192 channels "
-     "unpadded), with a tap's channel-less k16 steps skipped",
      true},
     {Variant::channels_attention_kernel, "TF_CHANNELS_ATTENTION_KERNEL", {"wgmma", "mma"},
      "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "

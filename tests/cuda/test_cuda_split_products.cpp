@@ -37,7 +37,7 @@ T* device_copy(const std::vector<T>& h) {
 }
 
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel).
-std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* tile = "fit") {
+std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed) {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -55,7 +55,6 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
   EXPECT_EQ(cudaMalloc(&dy, r.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMemset(dy, 0xFF, r.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
   variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
-  variants::Override tiles(Variant::conv_tma_tile, tile);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -143,31 +142,6 @@ TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
     for (size_t i = 0; i < tma.size(); ++i) {
       differ += std::memcmp(&tma[i], &gather[i], sizeof(float)) != 0;
       nan += tma[i] != tma[i];
-    }
-    EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
-                          << c.stride << (c.up ? " up" : "");
-    EXPECT_EQ(nan, 0u) << "outputs left unwritten";
-  }
-#endif
-}
-
-// The positions-major tiles (channels unpadded, empty k16 steps skipped) give the 128-channel tiles' bytes.
-TEST(CudaConv, PositionsTilesGiveTheChannelTilesBytes) {
-  TF_REQUIRE_CUDA_GPU();
-#ifdef TF_HAVE_CUDA
-  const Shape2d shapes[] = {
-      {96, 96, 37, 70, 3, 1, false, true},   {192, 96, 20, 33, 3, 1, false, false}, {96, 3, 21, 64, 3, 1, false, false},
-      {192, 192, 18, 40, 3, 1, true, true},  {384, 192, 24, 17, 1, 1, false, true}, {96, 96, 30, 26, 3, 2, false, false},
-      {160, 136, 19, 23, 3, 1, false, true}, {128, 384, 16, 48, 3, 1, false, true},
-  };
-  uint32_t seed = 11;
-  for (const Shape2d& c : shapes) {
-    const std::vector<float> fit = conv_bytes(c, true, seed, "fit"), co128 = conv_bytes(c, true, seed, "co128");
-    ++seed;
-    size_t differ = 0, nan = 0;
-    for (size_t i = 0; i < fit.size(); ++i) {
-      differ += std::memcmp(&fit[i], &co128[i], sizeof(float)) != 0;
-      nan += fit[i] != fit[i];
     }
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.up ? " up" : "");

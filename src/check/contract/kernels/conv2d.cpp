@@ -124,8 +124,8 @@ void register_conv2d(bool cuda) {
         make_case(rng, 64, 6, 5, 5, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
         make_case(rng, 96, 7, 6, 5, 3, {1, 1, 1, 1, 1, 1}),     // 96 deep: the wgmma kernel's taps padded to 128
         make_case(rng, 96, 5, 5, 6, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
-        make_case(rng, 96, 96, 5, 4, 3, {1, 1, 1, 1, 1, 1}),    // CUDA's positions tiles 96 channels wide
-        make_case(rng, 192, 192, 4, 3, 3, {1, 1, 1, 1, 1, 0}),  // the same, two tiles and three channel tiles
+        make_case(rng, 96, 96, 5, 4, 3, {1, 1, 1, 1, 1, 1}),    // 96 output channels: one padded channel tile
+        make_case(rng, 192, 192, 4, 3, 3, {1, 1, 1, 1, 1, 0}),  // 192: two channel tiles, three 64-deep taps
     };
   };
   k.adversarial_cases = [](Rng& rng) {

@@ -22,7 +22,7 @@ namespace {
 bool wgmma_allowed() { return variant_is<Variant::conv_kernel>("auto"); }
 
 // Convolutions the TMA kernels take: 64-deep channel tiles (at least 64 channels, a multiple of 32:
-// 96 reads as 128 with zero padding, its empty k16 steps skipped), 3x3 at stride 1 or 2, 1x1 at stride 1.
+// 96 runs as 128 with zero padding), 3x3 at stride 1 or 2, 1x1 at stride 1.
 bool tma_applies(const ConvShape& s) {
   return wgmma_allowed() && variant_is<Variant::split_operands>("auto") && s.Ci >= 64 && s.Ci % 32 == 0 &&
          s.kh == s.kw && split_tma_supports(s.Ci, s.kh, s.stride, false) && (s.kh == 3 || s.stride == 1);

@@ -2,11 +2,9 @@
 #include <algorithm>
 
 #include "backend/cuda/kernels/split_products/conv_tma.cuh"
-#include "backend/cuda/kernels/split_products/conv_tma_positions.cuh"
 #include "backend/cuda/runtime/launch_check.h"
 #include "backend/cuda/runtime/tensor_map.h"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
-#include "backend/variants.h"
 
 namespace tf::cuda {
 
@@ -22,13 +20,6 @@ void choose_tile(conv_tma::ConvTiles& t) {
   }
 }
 
-int multiprocessors() {
-  int device = 0, sms = 0;
-  check_cuda(cudaGetDevice(&device), "split product: device");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
-  return sms;
-}
-
 template <bool A_SPLIT>
 void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi, const CUtensorMap& lo,
             const conv_tma::ConvTiles& t, const gemm::Epilogue& e, cudaStream_t stream) {
@@ -41,44 +32,12 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
                "split product (conv_tma_kernel): shared memory limit");
     attr = true;
   }
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "split product: device");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
   const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kOutBytes : 0);  // the staging rows only where used
-  kernel<<<unsigned(std::min(t.tiles, multiprocessors())), THREADS, smem, stream>>>(a, a_lo, hi, lo, t, e);
+  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, smem, stream>>>(a, a_lo, hi, lo, t, e);
   check_launch("split product (conv_tma_kernel)");
-}
-
-// The positions-major tile's channel width for Co output channels: the fewest channel tiles, each
-// costed as its width plus the picture tile's fixed share (32).
-int positions_tile_channels(int Co) {
-  int best = 0, best_cost = 0;
-  for (int bn : {128, 96, 16}) {
-    const int cost = (Co + bn - 1) / bn * (bn + 32);
-    if (best == 0 || cost < best_cost) best = bn, best_cost = cost;
-  }
-  return best;
-}
-
-template <int BN>
-void launch_positions(const __nv_bfloat16* w, int Co, int Ci, const CUtensorMap& hi, const CUtensorMap& lo,
-                      conv_tma::ConvTiles t, const gemm::Epilogue& e, cudaStream_t stream) {
-  using namespace conv_tma;
-  using T = PositionsTile<BN>;
-  auto kernel = conv_tma_positions_kernel<BN>;
-  static bool attr = false;
-  if (!attr) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(T::kSmemBytes)),
-               "split product (conv_tma_positions_kernel): shared memory limit");
-    attr = true;
-  }
-  const int64_t K = int64_t(t.KT) * BK;
-  const uint64_t wdims[2] = {uint64_t(K), uint64_t(Co)}, wstrides[1] = {uint64_t(K) * 2};
-  const uint32_t wbox[2] = {64, uint32_t(BN)}, ones[2] = {1, 1};
-  const CUtensorMap wmap = bf16_tensor_map("split product: weights", w, 2, wdims, wstrides, wbox, ones);
-  t.m_tiles = (Co + BN - 1) / BN;
-  const int64_t tiles = int64_t(t.m_tiles) * t.tiles_x * ((t.Ho + t.BH - 1) / t.BH);
-  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
-  t.tiles = int(tiles);
-  kernel<<<unsigned(std::min(t.tiles, multiprocessors())), THREADS, T::kSmemBytes, stream>>>(wmap, hi, lo, t, Ci, e);
-  check_launch("split product (conv_tma_positions_kernel)");
 }
 
 }  // namespace
@@ -118,15 +77,8 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   const uint32_t bsteps[3] = {1, uint32_t(w.stride), uint32_t(w.stride)};
   const CUtensorMap hmap = bf16_tensor_map("split product: B hi", b.hi, 3, bdims, bstrides, bbox, bsteps);
   const CUtensorMap lmap = bf16_tensor_map("split product: B lo", b.lo, 3, bdims, bstrides, bbox, bsteps);
-  if (a_split) return launch<true>(amap, alo, hmap, lmap, t, e, stream);
-  if (variant_is<Variant::conv_tma_tile>("fit")) {
-    switch (positions_tile_channels(M)) {
-      case 16: return launch_positions<16>(a_hi, M, b.C, hmap, lmap, t, e, stream);
-      case 96: return launch_positions<96>(a_hi, M, b.C, hmap, lmap, t, e, stream);
-      default: return launch_positions<128>(a_hi, M, b.C, hmap, lmap, t, e, stream);
-    }
-  }
-  launch<false>(amap, alo, hmap, lmap, t, e, stream);
+  if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
+  else launch<false>(amap, alo, hmap, lmap, t, e, stream);
 }
 
 void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
