@@ -1,10 +1,10 @@
 """The Python package's cost over the C++ calls it wraps, on one GPU: tensorfold.VAE.decode of CUDA
-latents into CUDA pictures against bench_vae_cuda's device-resident decode, and
-tensorfold.PromptEncoder.encode of a prompt of about 75 tokens against bench_encoder_timer's forward of
-75 tokens, each the median of --reps after warm-ups, the C++ program run in the same call.
+latents into CUDA pictures and tensorfold.PromptEncoder.encode of a prompt of about 75 tokens, against
+bench_python_peer's same calls from C++ (the memory check, Vae::decode_on_device; PromptEncoder::encode
+with its tokenizing), each the median of --reps after 3 warm-ups, the C++ program run in the same call.
   python3 overhead.py --model PIPE --bin DIR [--size 1024] [--tokens 75] [--reps 15]
-PIPE: a pipeline folder (vae/, text_encoder/, tokenizer/); DIR holds bench_vae_cuda and
-bench_encoder_timer; the package on PYTHONPATH, built with CUDA.
+PIPE: a pipeline folder (vae/, text_encoder/, tokenizer/); DIR holds bench_python_peer; the package on
+PYTHONPATH, built with CUDA.
 """
 import argparse
 import json
@@ -49,8 +49,6 @@ def main():
     z = torch.randn((1, vae.config["latent_channels"], a.size // d, a.size // d), device="cuda")
     py_dec = median_ms(lambda: vae.decode(z), a.reps)
     del vae
-    cc_dec = next(r for r in program([f"{a.bin}/bench_vae_cuda", "--model", f"{a.model}/vae", "--sizes", str(a.size),
-                                      "--reps", str(a.reps)]) if r.get("what") == "decode")["median_ms"]
 
     enc = tensorfold.PromptEncoder.from_pretrained(a.model, device="cuda")
     words = "a photograph of a tabby cat on a sunlit windowsill with soft light".split()
@@ -59,9 +57,13 @@ def main():
         prompt = (prompt + " " + words[len(prompt.split()) % len(words)]).strip()
         n = len(enc.tokenize(prompt))
     py_enc = median_ms(lambda: enc.encode([prompt]), a.reps)
-    cc_enc = program([f"{a.bin}/bench_encoder_timer", "--model", a.model, "--counts", str(n),
-                      "--reps", str(a.reps), "--device", "cuda"])
-    cc_enc = next(r for r in cc_enc if r.get("tokens") == n and r.get("impl") == "tensorfold")["median_ms"]
+    del enc
+    peer = program([f"{a.bin}/bench_python_peer", "--model", a.model, "--prompt", prompt, "--size", str(a.size),
+                    "--reps", str(a.reps)])
+    cc_dec = next(r for r in peer if r["what"] == "decode")["median_ms"]
+    cc_enc = next(r for r in peer if r["what"] == "encode")
+    assert cc_enc["tokens"] == n, f"the C++ call tokenized {cc_enc['tokens']} tokens, Python {n}"
+    cc_enc = cc_enc["median_ms"]
 
     print(f"{torch.cuda.get_device_name()}; medians of {a.reps}")
     print(f"{'call':<40} {'python ms':>10} {'c++ ms':>10} {'overhead':>9}")

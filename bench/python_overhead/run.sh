@@ -4,8 +4,8 @@
 # the C++ calls it wraps (overhead.py: a 1024^2 VAE decode and a 75-token prompt).
 #   PY_PKG=.carry/py BIN=.carry/rel OUT=$OUT bench/python_overhead/run.sh
 # PY_PKG holds tensorfold/ built for this machine's python3 (the release build folder's python/ when
-# configured with that Python: the GPU machine's is 3.12); BIN holds bench_vae_cuda and
-# bench_encoder_timer; PIPE a pipeline folder (made by make_pipeline_gpu.py when absent); pytest from
+# configured with that Python: the GPU machine's is 3.12); BIN holds bench_python_peer;
+# PIPE a pipeline folder (made by make_pipeline_gpu.py when absent); pytest from
 # the wheels in WHEELS (.whl: pytest, pluggy, iniconfig).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)

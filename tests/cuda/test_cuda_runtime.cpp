@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "backend/elementwise/silu_gated_product.h"
+#include "backend/device/device.h"
 #include "backend/device/upload.h"
 #include "backend/variants.h"
 #include "check/random_tensor.h"
@@ -43,6 +44,23 @@ TEST(CudaRuntime, CopiesRoundTripAndCountsPeak) {
   EXPECT_EQ(cuda::memory_stats().in_use, before);  // freed on release
   EXPECT_GE(cuda::memory_stats().peak_in_use, before + h.nbytes());
   EXPECT_NE(cuda::peak_memory_line().find("peak GPU memory"), std::string::npos);
+#endif
+}
+
+// The memory checks count the pool's cached blocks as free and leave them cached: a trim there
+// would make every later call map its memory afresh.
+TEST(CudaRuntime, AvailableMemoryCountsThePoolsCacheWithoutTrimmingIt) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  constexpr int64_t kBytes = int64_t(256) << 20;
+  cuda::release_cached_memory();
+  const double before = double(available_memory(Device::CUDA).bytes);
+  { const Tensor t = empty(DType::U8, {kBytes}, Device::CUDA); }
+  cuda::synchronize();
+  ASSERT_GE(cuda::memory_stats().pool_cached, size_t(kBytes)) << "the freed block was not kept in the pool";
+  const double after = double(available_memory(Device::CUDA).bytes);
+  EXPECT_GE(cuda::memory_stats().pool_cached, size_t(kBytes)) << "available_memory trimmed the pool";
+  EXPECT_NEAR(after, before, double(64 << 20)) << "the cached block is not counted as available";
 #endif
 }
 

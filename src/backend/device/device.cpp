@@ -40,8 +40,10 @@ void release_cached_memory(Device d) {
 AvailableMemory available_memory(Device d) {
 #ifdef TF_HAVE_CUDA
   if (d == Device::CUDA) {
-    cuda::release_cached_memory();
-    return {cuda::memory_stats().device_free, "free GPU memory"};
+    // the pool's cached blocks count as free without being trimmed: a trim would make the next run
+    // map its memory afresh (device_alloc trims and retries where cached sizes do not fit)
+    const cuda::MemoryStats m = cuda::memory_stats();
+    return {m.device_free + m.pool_cached, "free GPU memory"};
   }
 #endif
   (void)d;

@@ -16,7 +16,7 @@ Device select_device(const std::string& flag);
 std::string peak_memory_line(Device d);
 
 // What a run on `d` may use at most: the machine's physical memory on the CPU, the GPU's free
-// memory (after the runtime returns its cached blocks) on CUDA.
+// memory plus the blocks the runtime's pool keeps cached (left cached) on CUDA.
 struct AvailableMemory {
   uint64_t bytes = 0;
   std::string what;  // "physical memory", "free GPU memory"

@@ -262,6 +262,10 @@ MemoryStats memory_stats() {
     s.peak_in_use = r.peak;
   }
   cudaMemGetInfo(&s.device_free, &s.device_total);
+  uint64_t reserved = 0, used = 0;
+  if (cudaMemPoolGetAttribute(r.pool, cudaMemPoolAttrReservedMemCurrent, &reserved) == cudaSuccess &&
+      cudaMemPoolGetAttribute(r.pool, cudaMemPoolAttrUsedMemCurrent, &used) == cudaSuccess && reserved > used)
+    s.pool_cached = static_cast<size_t>(reserved - used);
   return s;
 }
 

@@ -22,6 +22,7 @@ struct MemoryStats {
   size_t in_use = 0;        // bytes held by live tensors and workspaces
   size_t peak_in_use = 0;   // the most in_use has been since the last reset
   size_t device_free = 0;   // what the driver reports free now
+  size_t pool_cached = 0;   // freed blocks the pool keeps for reuse (ours to allocate, not the driver's free)
   size_t device_total = 0;
 };
 MemoryStats memory_stats();
