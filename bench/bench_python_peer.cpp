@@ -28,7 +28,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double median_ms(const std::function<void()>& f, int reps) {
+[[maybe_unused]] double median_ms(const std::function<void()>& f, int reps) {
   for (int i = 0; i < 3; ++i) f();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {

@@ -46,7 +46,7 @@ void residual_add_gated(Tensor& h, const Tensor& d, const Tensor& gate) {
   const uint16_t* gp = bf16_ptr(gate);
   const int64_t n = gate.dim(0);
   parallel_for(h.numel(), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) hp[i] = st(ld(hp, i) + round_bf16(ld(dp, i) * ld(gp, i % n)));
+    for (int64_t i = b; i < e; ++i) hp[i] = st(ld(hp, i) + ld(dp, i) * ld(gp, i % n));
   }, 1 << 14);
 }
 

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
-#include "backend/elementwise/modulate.h"
 #include "backend/norm/rms_norm.h"
 #include "backend/norm/rms_norm_gated.h"
 #include "backend/norm/rms_norm_modulate.h"
@@ -74,10 +73,23 @@ void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
   });
 }
 
-// The composition of the two ops' CPU kernels: the fused op's bytes by definition.
 void rms_norm_modulate(const Tensor& x, const Tensor& w, float eps, const Tensor& shift, const Tensor& scale, Tensor& y) {
-  cpu::rms_norm_plain(x, w, eps, y);
-  cpu::modulate(y, shift, scale, y);
+  const int64_t rows = x.dim(0), d = x.dim(1);
+  const uint16_t* xp = bf16_ptr(x);
+  const uint16_t* shp = bf16_ptr(shift);
+  const uint16_t* scp = bf16_ptr(scale);
+  uint16_t* yp = bf16_ptr_mut(y);
+  parallel_for(rows, [&](int64_t b, int64_t e) {
+    std::vector<float> row(d);
+    for (int64_t r = b; r < e; ++r) {
+      for (int64_t i = 0; i < d; ++i) row[i] = ld(xp, r * d + i);
+      const float inv = inv_rms(row.data(), d, eps);
+      for (int64_t i = 0; i < d; ++i) {
+        const float n = (row[i] * inv) * ld_weight(w, i);
+        yp[r * d + i] = st(n * (1.0f + ld(scp, i)) + ld(shp, i));
+      }
+    }
+  }, 16);
 }
 
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {

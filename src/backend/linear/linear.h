@@ -43,7 +43,7 @@ void linear_shared_input(const Tensor& x, std::initializer_list<LinearPart> part
 // What happens to a product's fp32 sums s = x w^T on their way out, each step as torch's bf16 ops round:
 //   bias:      y = bf16(s + float(b))   (b BF16 or F32 [N]; one rounding) — else y = bf16(s)
 //   residual:  h = bf16(float(h) + float(y))  in place (y itself is not kept); with gate (BF16 [N]):
-//              h = bf16(float(h) + float(bf16(float(y) * float(gate))))
+//              h = bf16(float(h) + float(y) * float(gate))  (y the product's bf16; one rounding, no fma)
 //   norm:      after the residual add, norm_out = rms_norm(h, norm_weight, norm) (residual_add_rms_norm's bytes)
 // A residual product without bias or gate leaves the device's k-share sums to the add (linear_k_shares),
 // so the family never sees them.

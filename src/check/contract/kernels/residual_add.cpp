@@ -106,7 +106,7 @@ void register_residual_add(bool cuda) {
   };
   add_kernel(std::move(k));
 
-  // The gated form: h = bf16(h + bf16(d * gate[column])), the product rounded before the add.
+  // The gated form: h = bf16(h + d * gate[column]), fp32 steps, rounded once.
   KernelContract g;
   g.name = "residual_add_gated";
   g.families = {"moss_image"};
@@ -130,14 +130,15 @@ void register_residual_add(bool cuda) {
   };
   g.reference = [](const Case& c) {
     std::vector<Tracked> h = tracked_of(c.inputs[0]), d = tracked_of(c.inputs[1]), gate = tracked_of(c.inputs[2]);
-    for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], round_bf16_point(f32_mul(d[i], gate[i % gate.size()]))));
+    for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], f32_mul(d[i], gate[i % gate.size()])));
     return Reference{h};
   };
   g.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) {
     copy_into(out[0], in[0]);
     residual_add(out[0], in[1], &in[2]);
   };
-  // h + d * gate with the product rounded (true) or not, the gate of column (i + shift) % n
+  // h + d * gate with the product rounded (true: the official eager ops' extra rounding) or not, the gate of
+  // column (i + shift) % n
   auto faulty = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, bool round_product, size_t shift) {
     std::vector<double> h = values_of(in[0]), d = values_of(in[1]), gate = values_of(in[2]);
     for (size_t i = 0; i < h.size(); ++i) {
@@ -147,13 +148,13 @@ void register_residual_add(bool cuda) {
     set_values(out[0], h);
   };
   g.controls = {
-      reimplemented("unrounded-gated-product", [faulty](auto& in, auto& out, auto&) { faulty(in, out, false, 0); }),
-      reimplemented("next-column-gate", [faulty](auto& in, auto& out, auto&) { faulty(in, out, true, 1); }),
+      reimplemented("rounded-gated-product", [faulty](auto& in, auto& out, auto&) { faulty(in, out, true, 0); }),
+      reimplemented("next-column-gate", [faulty](auto& in, auto& out, auto&) { faulty(in, out, false, 1); }),
       perturbed_inputs("dropped-gate", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 1.0; }); }),
       reimplemented("truncated-rounding", [](auto& in, auto& out, auto&) {
         std::vector<double> h = values_of(in[0]), d = values_of(in[1]), gate = values_of(in[2]);
         for (size_t i = 0; i < h.size(); ++i) {
-          const float p = static_cast<float>(bf16_of(static_cast<float>(d[i]) * static_cast<float>(gate[i % gate.size()])));
+          const float p = static_cast<float>(d[i]) * static_cast<float>(gate[i % gate.size()]);
           h[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(static_cast<float>(h[i]) + p) & 0xffff0000u);
         }
         set_values(out[0], h);

@@ -175,7 +175,7 @@ void register_rms_norm(bool cuda) {
   };
   add_kernel(std::move(pl));
 
-  // rms_norm_modulate: the plain norm, then y = bf16(bf16(n * bf16(1 + scale)) + shift).
+  // rms_norm_modulate: y = bf16(((x * r) * w) * (1 + scale) + shift), fp32 steps, one rounding.
   KernelContract nm;
   nm.name = "rms_norm_modulate";
   nm.families = {"moss_image"};
@@ -191,12 +191,18 @@ void register_rms_norm(bool cuda) {
   nm.random_cases = [with_modulation](Rng& rng) { return with_modulation(rng, weight_plain_cases(rng, false)); };
   nm.adversarial_cases = [with_modulation](Rng& rng) { return with_modulation(rng, weight_plain_cases(rng, true)); };
   nm.reference = [](const Case& c) {
-    const int64_t d = c.inputs[0].dim(1);
-    std::vector<Tracked> y = rms_norm_plain_reference(tracked_of(c.inputs[0]), tracked_of(c.inputs[1]), d, c.params[0]);
+    const int64_t d = c.inputs[0].dim(1), rows = c.inputs[0].dim(0);
+    const std::vector<Tracked> x = tracked_of(c.inputs[0]), w = tracked_of(c.inputs[1]);
     const std::vector<Tracked> sh = tracked_of(c.inputs[2]), sc = tracked_of(c.inputs[3]);
-    for (size_t i = 0; i < y.size(); ++i) {
-      const Tracked one_plus = round_bf16_point(f32_add(exact(1.0), sc[i % d]));
-      y[i] = round_bf16_point(f32_add(round_bf16_point(f32_mul(y[i], one_plus)), sh[i % d]));
+    std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
+      const Tracked inv =
+          f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(c.params[0]))));
+      for (int64_t i = 0; i < d; ++i) {
+        const Tracked n = f32_mul(f32_mul(x[r * d + i], inv), w[i]);
+        y[r * d + i] = round_bf16_point(f32_add(f32_mul(n, f32_add(exact(1.0), sc[i])), sh[i]));
+      }
     }
     return Reference{y};
   };

@@ -41,8 +41,8 @@ struct Modulate {  // bf16(x * bf16(1 + scale)) + shift
     return round_bf16(x * round_bf16(1.0f + scale)) + shift;
   }
 };
-struct GatedResidual {  // h + bf16(d * gate)
-  __device__ float operator()(float h, float d, float gate, float) const { return h + round_bf16(d * gate); }
+struct GatedResidual {  // h + d * gate, rounded once by the store (no fma: the CPU's bytes)
+  __device__ float operator()(float h, float d, float gate, float) const { return __fadd_rn(h, __fmul_rn(d, gate)); }
 };
 struct Silu {
   __device__ float operator()(float x, float, float, float) const { return silu32(x); }

@@ -106,10 +106,10 @@ __device__ __forceinline__ void stage_tile(const Tiles& s, unsigned char* stagin
       for (int h = 0; h < 2; ++h) {
         uint32_t* at = reinterpret_cast<uint32_t*>(staging + staged_at(r + 8 * h, col));
         float v0 = acc[4 * j + 2 * h], v1 = acc[4 * j + 2 * h + 1];
-        if constexpr (E == GemmEpilogue::gated_residual) {  // h + bf16(bf16(s) * gate), rounded once more
+        if constexpr (E == GemmEpilogue::gated_residual) {  // h + bf16(s) * gate, rounded once more
           const uint32_t old = *at;
-          v0 = __fadd_rn(lo_f(old), round_bf16(__fmul_rn(round_bf16(v0), lo_f(g))));
-          v1 = __fadd_rn(hi_f(old), round_bf16(__fmul_rn(round_bf16(v1), hi_f(g))));
+          v0 = __fadd_rn(lo_f(old), __fmul_rn(round_bf16(v0), lo_f(g)));
+          v1 = __fadd_rn(hi_f(old), __fmul_rn(round_bf16(v1), hi_f(g)));
         }
         *at = pack_bf16(v0, v1);
       }

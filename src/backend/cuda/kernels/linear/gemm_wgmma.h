@@ -2,7 +2,7 @@
 // Our own Hopper product for more than kStreamingRows rows, with the op after it in its epilogue
 // (gemm_wgmma.cuh): s = x w^T in fp32, then per element as the separate ops round:
 //   store:          y = bf16(s)
-//   gated_residual: h = bf16(float(h) + float(bf16(float(bf16(s)) * float(gate[n]))))  (residual_add, gated)
+//   gated_residual: h = bf16(float(h) + float(bf16(s)) * float(gate[n]))  (residual_add, gated)
 //   situ:           y = situ_gated_product(bf16(s_up), bf16(s_gate)), s_up from w, s_gate from w2
 // So a fused call has the bytes of the store form followed by the element-wise op.
 #include <cstdint>

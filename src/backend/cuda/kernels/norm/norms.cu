@@ -94,8 +94,8 @@ __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, cons
   }
 }
 
-// y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps), or (PLAIN) y = bf16(bf16(x * r) * w), then
-// (shift given) y = bf16(bf16(y * bf16(1 + scale)) + shift), modulate's steps;
+// y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps), or (PLAIN) y = bf16(bf16(x * r) * w), or
+// (PLAIN, shift given) y = bf16(((x * r) * w) * (1 + scale) + shift), fp32 throughout;
 // with `delta`, first h = bf16(h + delta), or with `shares` (a product's k-share sums
 // [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
 // A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr); rows
@@ -149,8 +149,9 @@ __global__ void __launch_bounds__(kBlock, N * tpr == 3072 ? 4 : 1) rms_norm_rows
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       const float a = v[p * V + e];
-      out[e] = PLAIN ? round_bf16(a * r) * wv[e] : (a * r) * (1.0f + wv[e]);
-      if (shift) out[e] = round_bf16(round_bf16(out[e]) * round_bf16(1.0f + sc[e])) + sh[e];
+      // the modulated norm rounds once, at the store; the products are not contracted (the CPU's bytes)
+      if (shift) out[e] = __fadd_rn(__fmul_rn(__fmul_rn(__fmul_rn(a, r), wv[e]), __fadd_rn(1.0f, sc[e])), sh[e]);
+      else out[e] = PLAIN ? round_bf16(a * r) * wv[e] : (a * r) * (1.0f + wv[e]);
     }
     if constexpr (V > 1) st_bf16x<V>(yr + i, out);
     else yr[i] = st_bf16(out[0]);
