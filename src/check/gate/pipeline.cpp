@@ -149,6 +149,18 @@ GateReport run_pipeline_gate(const pipelines::MossImagePipeline& pipe, const Pip
     torch_db.push_back(psnr(bf16, f32));
     out << "  " << p.substr(0, p.size() - 1) << " picture PSNR from float32: ours " << db(ours_db.back())
         << " dB, torch bf16 " << db(torch_db.back()) << " dB\n";
+    if (r.gated) {  // informative: the transformer and VAE alone, on the float32 encoder's rows (bf16), as the case's
+      pipelines::GenerateRequest on_rows = q;
+      on_rows.prompt_rows = c.input(p + "prompt.rows", {{DType::BF16}, {-1, cfg.text_dim}, "", why});
+      on_rows.negative_rows = c.input(p + "negative.rows", {{DType::BF16}, {-1, cfg.text_dim}, "", why});
+      out << "    on bf16(float32 rows): ours " << db(psnr(pipe.generate(on_rows).picture, f32)) << " dB";
+      if (c.has_meta("psnr_bf16_transformer_only")) {
+        const Json t = c.meta_json("psnr_bf16_transformer_only");
+        const size_t k = static_cast<size_t>(&r - runs.data());
+        if (t.is_array() && k < t.size() && t[k].is_number()) out << ", torch bf16 " << db(t[k].get<double>()) << " dB";
+      }
+      out << " (the encoders' share is the rest)\n";
+    }
   }
   if (stepped != c.steps().size())
     fail(c.path() + ": metadata \"steps\" names " + std::to_string(c.steps().size()) + " steps, but the gated runs' " +
