@@ -22,4 +22,4 @@ python3 -m pip install -q --no-index --no-deps --target /tmp/site-pytest "$WHEEL
 (cd "$ROOT/tests/python" && PYTHONPATH=$PY_PKG:/tmp/site-pytest python3 -m pytest -q -rs -p no:cacheprovider test_cuda.py) |
   tee "$OUT/test_cuda.txt"
 [ -f "$PIPE/model_index.json" ] || python3 "$ROOT/bench/generate_vs_torch/make_pipeline_gpu.py" --out "$PIPE"
-PYTHONPATH=$PY_PKG python3 "$HERE/overhead.py" --model "$PIPE" --bin "$BIN" | tee "$OUT/overhead.txt"
+PYTHONPATH=$PY_PKG python3 "$HERE/overhead.py" --model "$PIPE" --bin "$BIN" --reps "${REPS:-15}" | tee "$OUT/overhead.txt"
