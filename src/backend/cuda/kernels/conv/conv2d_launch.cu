@@ -7,6 +7,7 @@
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
 #include "backend/cuda/kernels/channels_f32.h"
+#include "backend/cuda/kernels/conv/conv_few_outputs.cuh"
 #include "backend/variants.h"
 
 namespace tf::cuda {
@@ -136,11 +137,17 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
-  const __nv_bfloat16* wk = s.kh == 3 || Cp != s.Ci ? tap_major_weights(w, s, Cp, workspace, &ws, stream) : w;
+  const bool few = conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride);
+  const __nv_bfloat16* wk = !few && (s.kh == 3 || Cp != s.Ci) ? tap_major_weights(w, s, Cp, workspace, &ws, stream) : w;
+  if (few) ws += aligned(size_t(s.Co) * Cp * s.kh * s.kw * sizeof(__nv_bfloat16));  // the workspace's layout
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
   const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
+  if (few) {
+    launch_conv_few_outputs(hi, lo, s.Ci, H, W, w, s.Co, s.pad_top, s.pad_left, s.Ho, s.Wo, e, stream);
+    return check_launch("conv2d (conv_few_outputs_kernel)");
+  }
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
                    stream);
 }
