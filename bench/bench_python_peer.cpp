@@ -28,7 +28,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-[[maybe_unused]] double median_ms(const std::function<void()>& f, int reps) {
+#ifdef TF_HAVE_CUDA
+double median_ms(const std::function<void()>& f, int reps) {
   for (int i = 0; i < 3; ++i) f();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
@@ -39,6 +40,7 @@ using Clock = std::chrono::steady_clock;
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
 }
+#endif
 
 int run(int argc, char** argv) {
   CLI::App app{"Times the C++ calls tensorfold's Python package wraps (its overhead's peer)", "bench_python_peer"};

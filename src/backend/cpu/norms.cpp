@@ -26,6 +26,20 @@ void norm_row(const float* x, const Tensor& w, int64_t d, float eps, uint16_t* y
   for (int64_t i = 0; i < d; ++i) y[i] = st((x[i] * r) * (1.0f + ld_weight(w, i)));
 }
 
+// Each row of x [rows, d] read into fp32 and handed with its inverse RMS to per_row(r, row, inv).
+template <class F>
+void for_each_row(const Tensor& x, float eps, F&& per_row, int64_t grain = 1) {
+  const int64_t rows = x.dim(0), d = x.dim(1);
+  const uint16_t* xp = bf16_ptr(x);
+  parallel_for(rows, [&](int64_t b, int64_t e) {
+    std::vector<float> row(d);
+    for (int64_t r = b; r < e; ++r) {
+      for (int64_t i = 0; i < d; ++i) row[i] = ld(xp, r * d + i);
+      per_row(r, row.data(), inv_rms(row.data(), d, eps));
+    }
+  }, grain);
+}
+
 }  // namespace
 
 void rms_norm_one_plus(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
@@ -59,56 +73,38 @@ void residual_add_rms_norm_one_plus(Tensor& h, const Tensor& d_, const Tensor& w
 }
 
 void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
-  int64_t rows = x.dim(0), d = x.dim(1);
-  const uint16_t* xp = bf16_ptr(x);
+  const int64_t d = x.dim(1);
   const uint16_t* wp = bf16_ptr(w);
   uint16_t* yp = bf16_ptr_mut(y);
-  parallel_for(rows, [&](int64_t b, int64_t e) {
-    std::vector<float> row(d);
-    for (int64_t r = b; r < e; ++r) {
-      for (int64_t i = 0; i < d; ++i) row[i] = ld(xp, r * d + i);
-      float inv = inv_rms(row.data(), d, eps);
-      for (int64_t i = 0; i < d; ++i) yp[r * d + i] = st(round_bf16(row[i] * inv) * ld(wp, i));
-    }
+  for_each_row(x, eps, [&](int64_t r, const float* row, float inv) {
+    for (int64_t i = 0; i < d; ++i) yp[r * d + i] = st(round_bf16(row[i] * inv) * ld(wp, i));
   });
 }
 
 void rms_norm_modulate(const Tensor& x, const Tensor& w, float eps, const Tensor& shift, const Tensor& scale, Tensor& y) {
-  const int64_t rows = x.dim(0), d = x.dim(1);
-  const uint16_t* xp = bf16_ptr(x);
+  const int64_t d = x.dim(1);
   const uint16_t* shp = bf16_ptr(shift);
   const uint16_t* scp = bf16_ptr(scale);
   uint16_t* yp = bf16_ptr_mut(y);
-  parallel_for(rows, [&](int64_t b, int64_t e) {
-    std::vector<float> row(d);
-    for (int64_t r = b; r < e; ++r) {
-      for (int64_t i = 0; i < d; ++i) row[i] = ld(xp, r * d + i);
-      const float inv = inv_rms(row.data(), d, eps);
-      for (int64_t i = 0; i < d; ++i) {
-        const float n = (row[i] * inv) * ld_weight(w, i);
-        yp[r * d + i] = st(n * (1.0f + ld(scp, i)) + ld(shp, i));
-      }
+  for_each_row(x, eps, [&](int64_t r, const float* row, float inv) {
+    for (int64_t i = 0; i < d; ++i) {
+      const float n = (row[i] * inv) * ld_weight(w, i);
+      yp[r * d + i] = st(n * (1.0f + ld(scp, i)) + ld(shp, i));
     }
   }, 16);
 }
 
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {
-  int64_t rows = x.dim(0), d = x.dim(1);
-  const uint16_t* xp = bf16_ptr(x);
+  const int64_t d = x.dim(1);
   const uint16_t* zp = bf16_ptr(z);
   uint16_t* yp = bf16_ptr_mut(y);
   const bool w_bf16 = w.dtype == DType::BF16;
-  parallel_for(rows, [&](int64_t b, int64_t e) {
-    std::vector<float> row(d);
-    for (int64_t r = b; r < e; ++r) {
-      for (int64_t i = 0; i < d; ++i) row[i] = ld(xp, r * d + i);
-      float inv = inv_rms(row.data(), d, eps);
-      for (int64_t i = 0; i < d; ++i) {
-        float n = round_bf16(row[i] * inv);  // hidden_states.to(input_dtype)
-        float t = ld_weight(w, i) * n;
-        if (w_bf16) t = round_bf16(t);  // a bf16 weight times a bf16 tensor stays bf16
-        yp[r * d + i] = st(t * silu32(ld(zp, r * d + i)));
-      }
+  for_each_row(x, eps, [&](int64_t r, const float* row, float inv) {
+    for (int64_t i = 0; i < d; ++i) {
+      float n = round_bf16(row[i] * inv);  // hidden_states.to(input_dtype)
+      float t = ld_weight(w, i) * n;
+      if (w_bf16) t = round_bf16(t);  // a bf16 weight times a bf16 tensor stays bf16
+      yp[r * d + i] = st(t * silu32(ld(zp, r * d + i)));
     }
   }, 16);
 }

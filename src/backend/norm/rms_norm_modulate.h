@@ -1,7 +1,7 @@
 #pragma once
 // RMSNorm with a plain weight, then adaptive modulation (DiT's adaLN after its norm), in fp32 and rounded
-// once (as kohakumoss's fused op; the official eager ops round after each of the five steps, which
-// makes a guidance step's velocity ~9% further from float32):
+// once (as kohakumoss's fused op; the official eager ops round after each of the five steps, further
+// from float32):
 //   r = 1 / sqrt(sum(x32^2) / d + eps);  y = bf16(((x32 * r) * w) * (1 + scale) + shift)   (no fma)
 #include "core/tensor.h"
 

@@ -9,13 +9,20 @@
 
 namespace tf::contract {
 
+namespace {
+// 1 / sqrt(sum(x^2) / d + eps) of row r in fp32 steps.
+Tracked inv_rms_reference(const std::vector<Tracked>& x, int64_t r, int64_t d, double eps, std::vector<Tracked>& sq) {
+  for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
+  return f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
+}
+}  // namespace
+
 std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
   const int64_t rows = static_cast<int64_t>(x.size()) / d;
   std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d)), scale(static_cast<size_t>(d));
   for (int64_t i = 0; i < d; ++i) scale[i] = f32_add(exact(1.0), w[i]);
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
-    Tracked inv = f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
+    const Tracked inv = inv_rms_reference(x, r, d, eps, sq);
     for (int64_t i = 0; i < d; ++i) y[r * d + i] = round_bf16_point(f32_mul(f32_mul(x[r * d + i], inv), scale[i]));
   }
   return y;
@@ -26,8 +33,7 @@ std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, con
   const int64_t rows = static_cast<int64_t>(x.size()) / d;
   std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
   for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
-    Tracked inv = f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
+    const Tracked inv = inv_rms_reference(x, r, d, eps, sq);
     for (int64_t i = 0; i < d; ++i) y[r * d + i] = round_bf16_point(f32_mul(round_bf16_point(f32_mul(x[r * d + i], inv)), w[i]));
   }
   return y;
@@ -196,9 +202,7 @@ void register_rms_norm(bool cuda) {
     const std::vector<Tracked> sh = tracked_of(c.inputs[2]), sc = tracked_of(c.inputs[3]);
     std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
     for (int64_t r = 0; r < rows; ++r) {
-      for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
-      const Tracked inv =
-          f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(c.params[0]))));
+      const Tracked inv = inv_rms_reference(x, r, d, c.params[0], sq);
       for (int64_t i = 0; i < d; ++i) {
         const Tracked n = f32_mul(f32_mul(x[r * d + i], inv), w[i]);
         y[r * d + i] = round_bf16_point(f32_add(f32_mul(n, f32_add(exact(1.0), sc[i])), sh[i]));
