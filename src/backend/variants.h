@@ -122,7 +122,7 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "shape and reused for every count (4224: a 1024^2 picture's 4,096 image tokens and up to 128 text tokens)",
      false},
     {Variant::situ, "TF_SITU", {"lookup", "formula"},
-     "CUDA's SiTU gated product: `lookup` its two factors from tables of all 65,536 bf16 inputs (made once by the "
+     "CUDA's SiTU gated product: `lookup` its two fp32 factors from tables of all 65,536 bf16 inputs (made once by the "
      "formula's code), `formula` evaluated per element",
      true},
     {Variant::sampler_loop, "TF_SAMPLER_LOOP", {"device", "host"},

@@ -1,8 +1,9 @@
 #pragma once
 // SiTU-GLU's bounded gated product (MOSS-Image's FFN), SiTU(u, g) = (4 tanh(g / 4) sigmoid(g)) (25 tanh(u / 25)),
-// op by op as the reference's bf16 tensors round, every step once (fp32 inside each):
-//   a = bf16(bf16(4 * bf16(tanh(bf16(g / 4)))) * bf16(sigmoid(g)))
-//   b = bf16(25 * bf16(tanh(bf16(u / 25))))
+// in fp32 and rounded once, as kohakumoss's fused op (the official eager ops round each step; once is closer
+// to float32):
+//   a = (4 * tanh(g / 4)) * sigmoid(g)               fp32, unrounded
+//   b = 25 * tanh(u / 25)                            fp32, unrounded
 //   y = bf16(a * b)                                  |y| < 100
 #include "core/tensor.h"
 

@@ -1,8 +1,7 @@
 // Diffusion transformers' element-wise ops, each step one bf16 rounding as the reference's tensors:
 //   modulate: y = bf16(bf16(x * bf16(1 + scale)) + shift)
 //   silu: y = bf16(silu(x))
-//   situ_gated_product(u, g): a = bf16(bf16(4 bf16(tanh(bf16(g / 4)))) bf16(sigmoid(g))),
-//                       b = bf16(25 bf16(tanh(bf16(u / 25)))), y = bf16(a b)
+//   situ_gated_product(u, g): y = bf16(((4 tanh(g / 4)) sigmoid(g)) (25 tanh(u / 25))), fp32 inside
 #include "backend/elementwise/modulate.h"
 #include "backend/elementwise/silu.h"
 #include "backend/elementwise/situ_gated_product.h"
@@ -44,22 +43,26 @@ Case situ_case(Rng& rng, int64_t rows, int64_t F, double sigma, std::string what
   return c;
 }
 
-// situ with a planted fault: 1 sigmoid(g) not rounded, 2 the bound 25 dropped (tanh(u) plain), 3 up and gate swapped.
 void faulty_situ(const std::vector<Tensor>& in, std::vector<Tensor>& out, int fault) {
   std::vector<double> up = values_of(in[0]), gate = values_of(in[1]), y(up.size());
-  auto r = [](float v) { return static_cast<float>(bf16_of(v)); };
-  for (size_t i = 0; i < y.size(); ++i) {
-      float u = static_cast<float>(up[i]), g = static_cast<float>(gate[i]);
-      if (fault == 3) std::swap(u, g);
-      const float sg = 1.0f / (1.0f + std::exp(-g));
-      const float a = r(r(4.0f * r(std::tanh(r(g / 4.0f)))) * (fault == 1 ? sg : r(sg)));
-      const float b = fault == 2 ? r(std::tanh(u)) : r(25.0f * r(std::tanh(r(u / 25.0f))));
-      y[i] = a * b;
-  }
+  for (size_t i = 0; i < y.size(); ++i) y[i] = situ_faulty(static_cast<float>(up[i]), static_cast<float>(gate[i]), fault);
   set_values(out[0], y);
 }
 
 }  // namespace
+
+Tracked situ_reference(const Tracked& u, const Tracked& g) {
+  const Tracked a = f32_mul(f32_mul(exact(4.0), f32_tanh(f32_div(g, exact(4.0)))), f32_sigmoid(g));
+  return round_bf16_point(f32_mul(a, f32_mul(exact(25.0), f32_tanh(f32_div(u, exact(25.0))))));
+}
+
+double situ_faulty(float u, float g, int fault) {
+  auto r = [fault](float v) { return fault == 1 ? static_cast<float>(bf16_of(v)) : v; };
+  if (fault == 3) std::swap(u, g);
+  const float a = r(r(4.0f * r(std::tanh(r(g / 4.0f)))) * r(1.0f / (1.0f + std::exp(-g))));
+  const float b = fault == 2 ? std::tanh(u) : r(25.0f * r(std::tanh(r(u / 25.0f))));
+  return bf16_of(a * b);
+}
 
 void register_modulation(bool cuda) {
   KernelContract m;
@@ -154,18 +157,12 @@ void register_modulation(bool cuda) {
   g.adversarial_cases = [](Rng& rng) { return std::vector<Case>{situ_case(rng, 4, 512, 300.0, "saturating")}; };
   g.reference = [](const Case& c) {
     std::vector<Tracked> up = tracked_of(c.inputs[0]), gate = tracked_of(c.inputs[1]), y(up.size());
-    for (size_t i = 0; i < y.size(); ++i) {
-        const Tracked u = up[i], gt = gate[i];
-        const Tracked t4 = round_bf16_point(f32_mul(exact(4.0), round_bf16_point(f32_tanh(round_bf16_point(f32_div(gt, exact(4.0)))))));
-        const Tracked a = round_bf16_point(f32_mul(t4, round_bf16_point(f32_sigmoid(gt))));
-        const Tracked b = round_bf16_point(f32_mul(exact(25.0), round_bf16_point(f32_tanh(round_bf16_point(f32_div(u, exact(25.0)))))));
-        y[i] = round_bf16_point(f32_mul(a, b));
-    }
+    for (size_t i = 0; i < y.size(); ++i) y[i] = situ_reference(up[i], gate[i]);
     return Reference{y};
   };
   g.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params&) { situ_gated_product(in[0], in[1], out[0]); };
   g.controls = {
-      reimplemented("unrounded-sigmoid", [](auto& in, auto& out, auto&) { faulty_situ(in, out, 1); }),
+      reimplemented("rounded-steps", [](auto& in, auto& out, auto&) { faulty_situ(in, out, 1); }),
       reimplemented("unbounded-up", [](auto& in, auto& out, auto&) { faulty_situ(in, out, 2); }),
       reimplemented("swapped-up-and-gate", [](auto& in, auto& out, auto&) { faulty_situ(in, out, 3); }),
   };

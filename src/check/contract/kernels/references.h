@@ -33,6 +33,12 @@ std::vector<Tracked> rope_reference(const std::vector<Tracked>& x, int64_t H, in
                                             const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
                                             const SeqOffsets& o);
 
+// SiTU(u, g) = bf16(((4 tanh(g / 4)) sigmoid(g)) (25 tanh(u / 25))) in fp32 on tracked values, and on the host
+// with a fault for controls: 0 none, 1 each step rounded to bf16 as the official eager ops round, 2 the bound
+// 25 dropped (tanh(u) plain), 3 up and gate swapped (modulation.cpp).
+Tracked situ_reference(const Tracked& u, const Tracked& g);
+double situ_faulty(float u, float g, int fault);
+
 // Packed sequences travel in a case's params from index `from` on (as cu_seqlens).
 SeqOffsets offsets_from(const Params& p, size_t from);
 void append_offsets(Params& p, const SeqOffsets& o);

@@ -47,34 +47,32 @@ struct GatedResidual {  // h + d * gate, rounded once by the store (no fma: the 
 struct Silu {
   __device__ float operator()(float x, float, float, float) const { return silu32(x); }
 };
-// SiTU's two factors, each rounded to bf16: a = bf16(bf16(4 tanh(g / 4)) * bf16(sigmoid(g))) of the gate,
-// b = bf16(25 tanh(u / 25)) of the up value (g / 4 is exact as g * 0.25; 1 / (1 + e) correctly rounded
-// is the reciprocal's).
+// SiTU's two factors in fp32, unrounded: a = (4 tanh(g / 4)) sigmoid(g) of the gate, b = 25 tanh(u / 25)
+// of the up value (g / 4 is exact as g * 0.25; 1 / (1 + e) correctly rounded is the reciprocal's; no fma).
 __device__ __forceinline__ float situ_gate_factor(float g) {
-  const float t4 = round_bf16(4.0f * round_bf16(tanhf(round_bf16(g * 0.25f))));
-  return round_bf16(t4 * round_bf16(__frcp_rn(__fadd_rn(1.0f, expf(-g)))));
+  return __fmul_rn(__fmul_rn(4.0f, tanhf(g * 0.25f)), __frcp_rn(__fadd_rn(1.0f, expf(-g))));
 }
-__device__ __forceinline__ float situ_up_factor(float u) {
-  return round_bf16(25.0f * round_bf16(tanhf(round_bf16(__fdiv_rn(u, 25.0f)))));
-}
+__device__ __forceinline__ float situ_up_factor(float u) { return __fmul_rn(25.0f, tanhf(__fdiv_rn(u, 25.0f))); }
 struct SituGatedProduct {
-  __device__ float operator()(float u, float g, float, float) const { return situ_gate_factor(g) * situ_up_factor(u); }
+  __device__ float operator()(float u, float g, float, float) const {
+    return __fmul_rn(situ_gate_factor(g), situ_up_factor(u));
+  }
 };
 
 // Each factor depends on one bf16 value: both tabulated for all 65,536 bit patterns by the functions
 // above, so the product is two lookups and a multiply (the same bytes).
 constexpr int kPatterns = kSituPatterns;
 
-__global__ void situ_tables_kernel(uint16_t* gate_factor, uint16_t* up_factor) {
+__global__ void situ_tables_kernel(float* gate_factor, float* up_factor) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= kPatterns) return;
   const float x = bf16_bits_to_float(static_cast<uint16_t>(i));
-  gate_factor[i] = st_bf16(situ_gate_factor(x));
-  up_factor[i] = st_bf16(situ_up_factor(x));
+  gate_factor[i] = situ_gate_factor(x);
+  up_factor[i] = situ_up_factor(x);
 }
 
-__global__ void situ_lookup_kernel(const uint16_t* up, const uint16_t* gate, const uint16_t* __restrict__ gate_factor,
-                                   const uint16_t* __restrict__ up_factor, uint16_t* y, int64_t n) {
+__global__ void situ_lookup_kernel(const uint16_t* up, const uint16_t* gate, const float* __restrict__ gate_factor,
+                                   const float* __restrict__ up_factor, uint16_t* y, int64_t n) {
   const int64_t i = (blockIdx.x * int64_t(blockDim.x) + threadIdx.x) * 8;
   if (i >= n) return;
   const uint4 u = *reinterpret_cast<const uint4*>(up + i), g = *reinterpret_cast<const uint4*>(gate + i);
@@ -83,7 +81,7 @@ __global__ void situ_lookup_kernel(const uint16_t* up, const uint16_t* gate, con
 #pragma unroll
   for (int e = 0; e < 8; ++e) {
     const uint16_t ub = static_cast<uint16_t>(uw[e / 2] >> (16 * (e % 2))), gb = static_cast<uint16_t>(gw[e / 2] >> (16 * (e % 2)));
-    r[e] = bf16_bits_to_float(__ldg(gate_factor + gb)) * bf16_bits_to_float(__ldg(up_factor + ub));
+    r[e] = __fmul_rn(__ldg(gate_factor + gb), __ldg(up_factor + ub));
   }
   st_bf16x<8>(y + i, r);
 }
@@ -109,15 +107,15 @@ void row_vector_map(const char* name, const Tensor& a, const Tensor* b, const Te
 }  // namespace
 
 // Null while capturing before they exist: the formula's kernel runs instead.
-const uint16_t* situ_tables() {
-  static uint16_t* tables = nullptr;
+const float* situ_tables() {
+  static float* tables = nullptr;
   static std::mutex mu;
   std::lock_guard<std::mutex> l(mu);
   if (tables) return tables;
   cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
   TF_CUDA(cudaStreamIsCapturing(stream(), &capturing));
   if (capturing != cudaStreamCaptureStatusNone) return nullptr;
-  TF_CUDA(cudaMalloc(&tables, 2 * kPatterns * sizeof(uint16_t)));
+  TF_CUDA(cudaMalloc(&tables, 2 * kPatterns * sizeof(float)));
   situ_tables_kernel<<<kPatterns / 256, 256, 0, stream()>>>(tables, tables + kPatterns);
   TF_CUDA_LAUNCH("situ_tables_kernel");
   return tables;
@@ -135,7 +133,7 @@ void silu(const Tensor& x, Tensor& y) { row_vector_map("silu_kernel", x, nullptr
 
 void situ_gated_product(const Tensor& up, const Tensor& gate, Tensor& y) {
   const int64_t n = y.numel();
-  const uint16_t* tables = variant_is<Variant::situ>("lookup") ? situ_tables() : nullptr;
+  const float* tables = variant_is<Variant::situ>("lookup") ? situ_tables() : nullptr;
   if (tables && bf16x8_ok(n, {up.data, gate.data, y.data})) {
     situ_lookup_kernel<<<blocks_for(n / 8, kThreads), kThreads, 0, stream()>>>(
         bits(&up), bits(&gate), tables, tables + kPatterns, static_cast<uint16_t*>(y.data), n);

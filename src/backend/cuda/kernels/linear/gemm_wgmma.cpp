@@ -10,7 +10,7 @@ namespace tf::cuda {
 
 namespace wgmma_product {
 template <GemmEpilogue E>
-void launch(const GemmWgmma&, const uint16_t*);
+void launch(const GemmWgmma&, const float*);
 }  // namespace wgmma_product
 
 namespace {
@@ -46,7 +46,7 @@ bool gemm_wgmma(GemmEpilogue e, const GemmWgmma& g) {
       wgmma_product::launch<GemmEpilogue::gated_residual>(g, nullptr);
       return true;
     case GemmEpilogue::situ: {
-      const uint16_t* tables = situ_tables();
+      const float* tables = situ_tables();
       if (!tables) return false;
       wgmma_product::launch<GemmEpilogue::situ>(g, tables);
       return true;

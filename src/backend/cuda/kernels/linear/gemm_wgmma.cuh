@@ -39,8 +39,8 @@ struct Tiles {
   int M, N, KT;                // N: output columns (y [M, N]; gated_residual: h, updated in place, through y_map)
   int m_tiles, n_tiles, tiles;  // tile_at(i): bands of kBand row tiles, a band's rows fastest, then its columns
   const uint16_t* gate;        // gated_residual: [N]
-  const uint16_t* gate_factor;  // situ: both factors' tables over all 65,536 bf16 inputs
-  const uint16_t* up_factor;
+  const float* gate_factor;  // situ: both fp32 factors' tables over all 65,536 bf16 inputs
+  const float* up_factor;
 };
 
 // Tiles run in bands of kBand row tiles, each band's columns in turn: the blocks running at once share
@@ -91,7 +91,7 @@ __device__ __forceinline__ void stage_tile(const Tiles& s, unsigned char* stagin
 #pragma unroll
         for (int e = 0; e < 2; ++e) {  // up in columns 0..127 of the accumulators, gate in 128..255
           const uint16_t ub = st_bf16(acc[4 * j + 2 * h + e]), gb = st_bf16(acc[4 * (j + 16) + 2 * h + e]);
-          v[e] = __fmul_rn(bf16_bits_to_float(__ldg(s.gate_factor + gb)), bf16_bits_to_float(__ldg(s.up_factor + ub)));
+          v[e] = __fmul_rn(__ldg(s.gate_factor + gb), __ldg(s.up_factor + ub));
         }
         *reinterpret_cast<uint32_t*>(staging + staged_at(r + 8 * h, 8 * j + 2 * q)) = pack_bf16(v[0], v[1]);
       }

@@ -20,7 +20,7 @@ inline CUtensorMap operand_map(const char* what, const void* p, int64_t rows, in
 }
 
 template <GemmEpilogue E>
-void launch(const GemmWgmma& g, const uint16_t* tables) {
+void launch(const GemmWgmma& g, const float* tables) {
   auto kernel = gemm_wgmma_kernel<E>;
   static const bool attr = [&] {  // the dynamic shared-memory limit, raised once per instantiation
     check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kSmemBytes)),

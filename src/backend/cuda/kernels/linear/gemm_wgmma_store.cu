@@ -2,5 +2,5 @@
 #include "backend/cuda/kernels/linear/gemm_wgmma_launch.cuh"
 
 namespace tf::cuda::wgmma_product {
-template void launch<GemmEpilogue::store>(const GemmWgmma&, const uint16_t*);
+template void launch<GemmEpilogue::store>(const GemmWgmma&, const float*);
 }  // namespace tf::cuda::wgmma_product
