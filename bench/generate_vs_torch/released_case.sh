@@ -7,7 +7,7 @@
 # on it and checks that the planted picture fails (exit 1). kohakumoss, diffusers and moss-image-mlx (its numpy
 # schedule and noise replica only) come from the wheels in .whl/.
 #   BIN=.carry/rel OUT=$OUT bench/generate_vs_torch/released_case.sh
-# Knobs: SIZE (256), STEPS (6), SEEDS (42,7), GATED (0,1), PIPE (/tmp/moss-pipeline-random), DEVICE (cuda),
+# Knobs: SIZE (256), STEPS (6), SEEDS (42,7,1234,2026), GATED (0,1), PIPE (/tmp/moss-pipeline-random), DEVICE (cuda),
 # WHEELS (.whl), PY (python3), SKIP_PLANT (=1 to leave the planted run out).
 # Exit status: 0 when the case was written, the gate passed and the planted picture failed; 1 otherwise.
 # CPU test (the tiny pipeline; the case tool's python parts and the gate program):
@@ -24,7 +24,7 @@ WHEELS=${WHEELS:-$ROOT/.whl}
 PY=${PY:-python3}
 SIZE=${SIZE:-256}
 STEPS=${STEPS:-6}
-SEEDS=${SEEDS:-42,7}
+SEEDS=${SEEDS:-42,7,1234,2026}
 GATED=${GATED:-0,1}
 CASE=$OUT/released-case.safetensors
 mkdir -p "$OUT"
@@ -52,7 +52,7 @@ if [ ! -f "$PIPE/model_index.json" ]; then
   stamp "pipeline folder made"
 fi
 
-# 2 seeds x the 2 default prompts = 4 runs at SIZE^2, STEPS steps, guidance 3; runs 0 and 1 gated per step
+# 4 seeds x the 2 default prompts = 8 runs (the average and worst) at SIZE^2, STEPS steps, guidance 3; runs 0 and 1 gated per step
 "$PY" "$ROOT/python/cases/moss_pipeline_case.py" --model "$PIPE" --out "$CASE" --device "$DEVICE" \
   --bf16-reference kohakumoss --self-checks torch-only --width "$SIZE" --height "$SIZE" --steps "$STEPS" \
   --seeds "$SEEDS" --gated-runs "$GATED" --template-mismatch note 2>&1 | grep -v "^\[transformers\]" | tee "$OUT/case.log"

@@ -52,9 +52,9 @@ C = latent_channels, h = H/16, w = W/16):
   whole.r<k>.latents.f32    F32  [C, h, w]    the float32 run's final x
   whole.r<k>.picture.f32    U8   [H, W, 3]    the float32 run's picture
   whole.r<k>.picture.bf16   U8   [H, W, 3]    the bf16 run's picture
-  and for the gated runs (metadata "gated_runs", default [0, 1]; the per-step velocity gate):
   in.r<k>.prompt.rows       BF16 [Lp, text_dim]  the float32 run's rows rounded to bf16
   in.r<k>.negative.rows     BF16 [Ln, text_dim]  the same for the negative prompt
+  and for the gated runs (metadata "gated_runs", default [0, 1]; the per-step velocity gate):
   in.r<k>.s<i>.latents      F32  [C, h, w]    the float32 run's x at step i (its input)
   in.r<k>.s<i>.sigma        F32  [1]          sigma_i (the timestep is fp32(sigma_i * 1000))
   steps r<k>.s<i>.cond and r<k>.s<i>.uncond (i = 0 .. n-1, cond first), each with
@@ -66,7 +66,8 @@ C = latent_channels, h = H/16, w = W/16):
   rows the gate feeds, not exactly the one the run used (the tool prints how far apart they are).
 Metadata: runs (a JSON list, one per run, of {"prompt", "negative", "seed", "width", "height", "steps",
 "guidance", "shift", "skip_layers": [22]}), gated_runs, psnr_bf16_vs_f32 (dB per run; null for identical
-pictures), psnr_bf16_transformer_only (the same with the bf16 run's rows replaced by the float32 rows rounded
+pictures), rows_bf16_vs_f32 (per run, [prompt, negative]: ||bf16 encoder's rows - bf16(f32 rows)|| / ||bf16(f32
+rows)||), psnr_bf16_transformer_only (psnr_bf16_vs_f32 with the bf16 run's rows replaced by the float32 rows rounded
 to bf16: the bf16 transformer's share; no tensor of that run is written), self_check (the
 numbers below), chat_prefix, chat_suffix, max_tokens, device, f32_reference, bf16_reference,
 encoder_reference, vae_reference, bf16_attention, products; `reference` names each library and version.
@@ -525,7 +526,7 @@ def main():
     stamp("pictures decoded")
 
     ok = schedule_ok
-    meta_runs, psnrs, psnrs_t, checks = [], [], [], []
+    meta_runs, psnrs, psnrs_t, checks, rows_d = [], [], [], [], []
     for k, (seed, prompt) in enumerate(runs):
         p = f"r{k}."
         ids_p, rows_p32, rows_p16 = enc.ids(prompt), rows32[prompt], rows16[prompt]
@@ -567,10 +568,11 @@ def main():
         case.whole(p + "latents.f32", x32[k].contiguous())
         case.whole(p + "picture.f32", torch.from_numpy(pic32[k].copy()))
         case.whole(p + "picture.bf16", torch.from_numpy(pic16[k].copy()))
+        rp, rn = rows_p32.to(torch.bfloat16).contiguous(), rows_n32.to(torch.bfloat16).contiguous()
+        case.input(p + "prompt.rows", rp)
+        case.input(p + "negative.rows", rn)
+        rows_d.append([round(distance(rows16[t], r.float())[1], 6) for t, r in ((prompt, rp), (args.negative, rn))])
         if k in gated:
-            rp, rn = rows_p32.to(torch.bfloat16).contiguous(), rows_n32.to(torch.bfloat16).contiguous()
-            case.input(p + "prompt.rows", rp)
-            case.input(p + "negative.rows", rn)
             print(f"  gate steps (cosine error, worst position) of bf16.<step> from f32.<step>; f32.<step> on the "
                   f"bf16 rows vs on the run's f32 rows")
             for i, x in enumerate(lat_in[k]):
@@ -619,6 +621,7 @@ def main():
         not_run = ["latents_vs_mlx_f32", "picture_vs_mlx_vae"]
     meta = {
         "runs": meta_runs, "gated_runs": gated, "psnr_bf16_vs_f32": [None if math.isinf(x) else round(x, 4) for x in psnrs],
+        "rows_bf16_vs_f32": rows_d,
         "psnr_bf16_transformer_only": [None if math.isinf(x) else round(x, 4) for x in psnrs_t],
         "self_check": self_check,
         "self_checks": {"mode": args.self_checks, "ran": ran, "not_run": not_run},

@@ -84,6 +84,25 @@ double psnr(const Tensor& got, const Tensor& ref) {
   return psnr(g, ref);
 }
 
+std::string sci(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2e", v);
+  return b;
+}
+
+// ||got - ref|| / ||ref|| over BF16 rows (got on any device), as the case tool's distance()[1].
+std::string frobenius(const Tensor& got, const Tensor& ref) {
+  if (!got.defined() || got.shape != ref.shape) return "-";
+  const Tensor a = to_f32(to_device(got, Device::CPU)), b = to_f32(ref);
+  double d = 0, n = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double x = a.ptr<const float>()[i], y = b.ptr<const float>()[i];
+    d += (x - y) * (x - y);
+    n += y * y;
+  }
+  return sci(n > 0 ? std::sqrt(d / n) : std::sqrt(d));
+}
+
 std::string db(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f", v);
@@ -149,10 +168,20 @@ GateReport run_pipeline_gate(const pipelines::MossImagePipeline& pipe, const Pip
     torch_db.push_back(psnr(bf16, f32));
     out << "  " << p.substr(0, p.size() - 1) << " picture PSNR from float32: ours " << db(ours_db.back())
         << " dB, torch bf16 " << db(torch_db.back()) << " dB\n";
-    if (r.gated) {  // informative: the transformer and VAE alone, on the float32 encoder's rows (bf16), as the case's
+    if (c.has("in." + p + "prompt.rows")) {  // informative: the encoder's share and the rest's, apart
       pipelines::GenerateRequest on_rows = q;
       on_rows.prompt_rows = c.input(p + "prompt.rows", {{DType::BF16}, {-1, cfg.text_dim}, "", why});
       on_rows.negative_rows = c.input(p + "negative.rows", {{DType::BF16}, {-1, cfg.text_dim}, "", why});
+      out << "    our encoder's rows from bf16(float32 rows): prompt " << frobenius(g.prompt_rows, on_rows.prompt_rows)
+          << ", negative " << frobenius(g.negative_rows, on_rows.negative_rows);
+      if (c.has_meta("rows_bf16_vs_f32")) {
+        const Json t = c.meta_json("rows_bf16_vs_f32");
+        const size_t k = static_cast<size_t>(&r - runs.data());
+        if (t.is_array() && k < t.size() && t[k].is_array() && t[k].size() == 2 && t[k][0].is_number() &&
+            t[k][1].is_number())
+          out << " (torch bf16's: " << sci(t[k][0].get<double>()) << ", " << sci(t[k][1].get<double>()) << ")";
+      }
+      out << " Frobenius\n";
       out << "    on bf16(float32 rows): ours " << db(psnr(pipe.generate(on_rows).picture, f32)) << " dB";
       if (c.has_meta("psnr_bf16_transformer_only")) {
         const Json t = c.meta_json("psnr_bf16_transformer_only");

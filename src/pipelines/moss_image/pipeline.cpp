@@ -176,6 +176,8 @@ Generated MossImagePipeline::generate(const GenerateRequest& r, const StageProgr
   }
   g.prompt_tokens = rows.dim(0);
   g.negative_tokens = cfg ? negative_rows.dim(0) : 0;
+  g.prompt_rows = rows;
+  if (cfg) g.negative_rows = negative_rows;
 
   // The starting noise: torch.randn((1, C, h, w), generator=torch.Generator().manual_seed(seed)).
   Tensor x = empty(DType::F32, {tc.latent_channels, h, w});

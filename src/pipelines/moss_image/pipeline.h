@@ -44,6 +44,7 @@ struct Generated {
   Tensor noise;               // F32 [latent_channels, H/16, W/16]: the sampler's first x
   Tensor latents;             // the sampler's last x
   std::vector<float> sigmas;  // the schedule, ending in 0
+  Tensor prompt_rows, negative_rows;  // what the transformer was given: BF16 [n, text_dim] (negative: empty without guidance)
   int64_t prompt_tokens = 0, negative_tokens = 0;
   StageSeconds seconds;
 };
