@@ -83,7 +83,8 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
   line("rms_norm_modulate", median_us([&] { rms_norm_modulate(x, nw, 1e-6f, shift, scale, y); }, 10), 0, 4.0 * T * D);
   Tensor wqkv = rnd({3 * D, D}, 7, 0.02f), qkv = dev({T, 3 * D});
   gemm("q|k|v product", y, wqkv, qkv);
-  Tensor qn = rnd({d}, 8, 0.1f), kn = rnd({d}, 9, 0.1f), cs = rnd({T, d / 2}, 10, 0.5f), sn = rnd({T, d / 2}, 11, 0.5f);
+  Tensor qn = rnd({d}, 8, 0.1f), kn = rnd({d}, 9, 0.1f), cs = to_device(check::random_normal_tensor(DType::F32, {T, d / 2}, 10, 0.5f), Device::CUDA),
+         sn = to_device(check::random_normal_tensor(DType::F32, {T, d / 2}, 11, 0.5f), Device::CUDA);
   Tensor q = dev({T, H, d}), k = dev({T, H, d}), v = dev({T, H, d});
   line("qkv_norm_rope", median_us([&] { qkv_norm_rope(qkv, qn, kn, 1e-6f, {cs, sn}, q, k, v); }, 10), 0, 12.0 * T * D);
   Tensor o = dev({T, H, d});

@@ -9,17 +9,15 @@ void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm
   const char* op = "qkv_norm_rope";
   const Tensor &cos = tables.cos, &sin = tables.sin;
   Device dev = common_device(op, {&qkv, &q_norm, &k_norm, &cos, &sin, &q, &k, &v});
-  expect_dtypes(op, DType::BF16,
-                {{"qkv", qkv}, {"q_norm", q_norm}, {"k_norm", k_norm}, {"cos", cos}, {"sin", sin}, {"q", q}, {"k", k},
-                 {"v", v}});
+  expect_dtypes(op, DType::BF16, {{"qkv", qkv}, {"q_norm", q_norm}, {"k_norm", k_norm}, {"q", q}, {"k", k}, {"v", v}});
+  expect_dtypes(op, DType::F32, {{"cos", cos}, {"sin", sin}});
   if (q.rank() != 3 || q.dim(2) < 1) fail(std::string(op) + ": q is " + q.describe() + ", expected [T, H, d]");
   const int64_t T = q.dim(0), H = q.dim(1), d = q.dim(2);
   expect_shapes(op, q.shape, {{"k", k}, {"v", v}});
   expect_shape(op, "qkv", qkv, {T, 3 * H * d});
   expect_shapes(op, {d}, {{"q_norm", q_norm}, {"k_norm", k_norm}});
-  if (cos.rank() != 2 || cos.dim(0) != T || cos.dim(1) < 1 || 2 * cos.dim(1) > d)
-    fail(std::string(op) + ": cos is " + cos.describe() + ", expected [" + std::to_string(T) +
-         ", half] (a row per token) with 2 * half <= head_dim " + std::to_string(d));
+  if (d % 2 != 0) fail(std::string(op) + ": head_dim " + std::to_string(d) + " must be even (RoPE turns the whole head)");
+  expect_shape(op, "cos", cos, {T, d / 2});
   expect_shape(op, "sin", sin, cos.shape);
   const Tensor* all[4] = {&q, &k, &v, &qkv};  // the outputs first
   for (int o = 0; o < 3; ++o)

@@ -6,9 +6,7 @@
 // Which row a token reads is the positions variant:
 //   sequential: 0, 1, ... restarting at each packed sequence (Qwen3.5's text positions, one axis; its
 //     multi-axis rope reduces to this when all axes carry the same position);
-//   per_token: row t for token t, for tables made per token from positions [T, axes] on several axes,
-//     each axis its own section of the bands (make_rope_tables(positions, bands): MOSS-Image's four
-//     axes, image tokens then text tokens).
+//   per_token: row t for token t, for bf16 tables made one row per token.
 #include <cstdint>
 
 #include "backend/device/seq_offsets.h"

@@ -35,17 +35,17 @@ RopeTables make_rope_tables(const Tensor& positions, const Tensor& bands) {
   require(bands.device == Device::CPU && bands.dtype == DType::F32 && bands.rank() == 1 && bands.dim(0) >= 1,
           "rope tables: bands are " + bands.describe() + ", expected F32 [bands] (at least one) on the CPU");
   const int64_t T = positions.dim(0), A = positions.dim(1), B = bands.dim(0), half = A * B;
-  RopeTables t{empty(DType::BF16, {T, half}), empty(DType::BF16, {T, half})};
-  auto* c = t.cos.ptr<uint16_t>();
-  auto* s = t.sin.ptr<uint16_t>();
+  RopeTables t{empty(DType::F32, {T, half}), empty(DType::F32, {T, half})};
+  auto* c = t.cos.ptr<float>();
+  auto* s = t.sin.ptr<float>();
   const float* pos = positions.ptr<const float>();
   const float* band = bands.ptr<const float>();
   for (int64_t p = 0; p < T; ++p)
     for (int64_t a = 0; a < A; ++a)
       for (int64_t j = 0; j < B; ++j) {
         const float phase = pos[p * A + a] * band[j];
-        c[p * half + a * B + j] = bf16_bits_from_float(std::cos(phase));
-        s[p * half + a * B + j] = bf16_bits_from_float(std::sin(phase));
+        c[p * half + a * B + j] = std::cos(phase);
+        s[p * half + a * B + j] = std::sin(phase);
       }
   return t;
 }

@@ -10,17 +10,17 @@
 namespace tf {
 
 struct RopeTables {
-  Tensor cos, sin;  // BF16 [positions, rotary_dim / 2] on the CPU
+  Tensor cos, sin;  // [positions, rotary_dim / 2] on the CPU: BF16 (the first form) or F32 (per token)
 };
 
 RopeTables make_rope_tables(int64_t positions, int64_t rotary_dim, double theta);
 
 // Per-token tables for positions on several axes (MOSS-Image's four), each axis a section of B bands,
-// axis-major: for token t, axis a, band j, with the phase fp32(positions[t, a] * bands[j]),
-//   cos[t, a * B + j] = bf16(cos(phase)),  sin[t, a * B + j] = bf16(sin(phase))   (fp32 cos, sin)
-// positions: F32 [T, A], bands: F32 [B], both on the CPU; the tables [T, A * B] are what rope reads
-// with RopePositions::per_token. One axis of positions 0, 1, ... with the bands above gives the first
-// form's bytes.
+// axis-major, kept in fp32 as kohakumoss's rope_sin_cos keeps them: for token t, axis a, band j,
+//   phase = fp32(positions[t, a] * bands[j]),  cos[t, a * B + j] = cos(phase),  sin[t, a * B + j] = sin(phase)
+// positions: F32 [T, A], bands: F32 [B], both on the CPU; the tables F32 [T, A * B] are what
+// qkv_norm_rope reads. One axis of positions 0, 1, ... with the bands above gives the first form's
+// values before its bf16 rounding.
 RopeTables make_rope_tables(const Tensor& positions, const Tensor& bands);
 
 }  // namespace tf

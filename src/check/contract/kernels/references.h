@@ -27,6 +27,8 @@ Reference delta_net_prep_reference(const std::vector<Tracked>& mixed, const std:
 // each head) on tracked values, so an op made of them composes them.
 std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w,
                                                      int64_t d, double eps);
+// 1 / sqrt(fp32 sum(x^2) / d + eps) of row r of x [rows, d] in fp32 steps (sq: d values of scratch).
+Tracked inv_rms_reference(const std::vector<Tracked>& x, int64_t r, int64_t d, double eps, std::vector<Tracked>& sq);
 std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d,
                                               double eps);
 std::vector<Tracked> rope_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,

@@ -9,13 +9,10 @@
 
 namespace tf::contract {
 
-namespace {
-// 1 / sqrt(sum(x^2) / d + eps) of row r in fp32 steps.
 Tracked inv_rms_reference(const std::vector<Tracked>& x, int64_t r, int64_t d, double eps, std::vector<Tracked>& sq) {
   for (int64_t i = 0; i < d; ++i) sq[i] = f32_mul(x[r * d + i], x[r * d + i]);
   return f32_rsqrt(f32_add(f32_div(f32_sum(sq), exact(static_cast<double>(d))), exact(f32_of(eps))));
 }
-}  // namespace
 
 std::vector<Tracked> rms_norm_one_plus_reference(const std::vector<Tracked>& x, const std::vector<Tracked>& w, int64_t d, double eps) {
   const int64_t rows = static_cast<int64_t>(x.size()) / d;

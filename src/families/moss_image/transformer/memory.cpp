@@ -21,8 +21,8 @@ MemoryEstimate transformer_memory(const TransformerConfig& c, const std::vector<
     tokens += double(image_tokens[i]) + double(i < text_tokens.size() ? text_tokens[i] : 0);
   const double bf = 2, f32 = 4, D = double(c.dim), F = double(c.ffn_dim);
   // Held across a block: the stream x, its staging in and out (tokens, the head's rows, F32
-  // positions) and the RoPE tables (cos, sin over the head).
-  const double base = 2 * bf * D + 2 * bf * double(c.latent_channels) + 4 * f32 + 2 * bf * double(c.head_dim);
+  // positions) and the fp32 RoPE tables (cos, sin over half the head).
+  const double base = 2 * bf * D + 2 * bf * double(c.latent_channels) + 4 * f32 + f32 * double(c.head_dim);
   // Attention: the modulated norm, q|k|v, q, k, v, o, the output product, the gated residual.
   const double attention = bf * D + 3 * bf * D + 3 * bf * D + bf * D + bf * D + bf * D;
   // MLP: the modulated norm, up|gate, the SiTU product, the down product, the gated residual.
