@@ -32,6 +32,7 @@ enum class Variant : int {
   situ,
   sampler_loop,
   linear_epilogue,
+  conv_outputs,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -134,6 +135,10 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's products above 128 rows followed by a gated residual add or SiTU's gated product: `fused` our TMA wgmma "
      "kernel with that step in its epilogue; `separate` the product as TF_GEMM says, then the element-wise kernel",
      false},
+    {Variant::conv_outputs, "TF_CONV_OUTPUTS", {"auto", "rows"},
+     "the TMA-fed convolutions' tiles: `auto` takes 96 or 192 output channels as the wgmma's N (a tile is 128 "
+     "positions x all of them, so the small decoder's widths fill it); `rows` tiles every one in 128 output channels",
+     true},
 }};
 
 namespace variants {

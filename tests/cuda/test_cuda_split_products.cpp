@@ -36,8 +36,9 @@ T* device_copy(const std::vector<T>& h) {
   return d;
 }
 
-// The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel).
-std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed) {
+// The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
+// TF_CONV_OUTPUTS says.
+std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto") {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -55,6 +56,7 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed) {
   EXPECT_EQ(cudaMalloc(&dy, r.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMemset(dy, 0xFF, r.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
   variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
+  variants::Override tiles(Variant::conv_outputs, outputs);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -142,6 +144,30 @@ TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
     for (size_t i = 0; i < tma.size(); ++i) {
       differ += std::memcmp(&tma[i], &gather[i], sizeof(float)) != 0;
       nan += tma[i] != tma[i];
+    }
+    EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
+                          << c.stride << (c.up ? " up" : "");
+    EXPECT_EQ(nan, 0u) << "outputs left unwritten";
+  }
+#endif
+}
+
+// 96 or 192 output channels as the wgmma's N: the 128-channel row tiles' bytes, every output written.
+TEST(CudaConv, OutputChannelsAsNGiveTheRowTilesBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  const Shape2d shapes[] = {
+      {96, 96, 40, 36, 3, 1, false, true},   {192, 96, 33, 45, 3, 1, false, false}, {96, 192, 17, 30, 3, 1, true, true},
+      {384, 192, 23, 19, 1, 1, false, true}, {192, 192, 33, 45, 3, 2, false, true},
+  };
+  uint32_t seed = 11;
+  for (const Shape2d& c : shapes) {
+    const std::vector<float> cols = conv_bytes(c, true, seed, "auto"), rows = conv_bytes(c, true, seed, "rows");
+    ++seed;
+    size_t differ = 0, nan = 0;
+    for (size_t i = 0; i < cols.size(); ++i) {
+      differ += std::memcmp(&cols[i], &rows[i], sizeof(float)) != 0;
+      nan += cols[i] != cols[i];
     }
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.up ? " up" : "");

@@ -39,7 +39,7 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
 
-// d[64 x N] += a[64 x 16] b[N x 16]^T (both tiles K-major), bf16 in, fp32 accumulate, N = 8 .. 128 in eights.
+// d[64 x N] += a[64 x 16] b[N x 16]^T (both tiles K-major), bf16 in, fp32 accumulate, N = 8 .. 128 in eights, and 192.
 // Thread t of the warpgroup holds rows 16 (t / 32) + (t % 32) / 4 (+8) and columns 8 j + 2 (t % 4)
 // (+1): d[4 j] (r, c), d[4 j + 1] (r, c + 1), d[4 j + 2] (r + 8, c), d[4 j + 3] (r + 8, c + 1).
 // accumulate = 0: d = a b^T (d's old values not read, so it needs no zeroing).
@@ -77,6 +77,14 @@ __device__ __forceinline__ uint64_t wgmma_descriptor_mn_major(const void* p, uin
 #define TF_WGMMA_REGS_112 TF_WGMMA_REGS_104 ", %52, %53, %54, %55"
 #define TF_WGMMA_REGS_120 TF_WGMMA_REGS_112 ", %56, %57, %58, %59"
 #define TF_WGMMA_REGS_128 TF_WGMMA_REGS_120 ", %60, %61, %62, %63"
+#define TF_WGMMA_REGS_136 TF_WGMMA_REGS_128 ", %64, %65, %66, %67"
+#define TF_WGMMA_REGS_144 TF_WGMMA_REGS_136 ", %68, %69, %70, %71"
+#define TF_WGMMA_REGS_152 TF_WGMMA_REGS_144 ", %72, %73, %74, %75"
+#define TF_WGMMA_REGS_160 TF_WGMMA_REGS_152 ", %76, %77, %78, %79"
+#define TF_WGMMA_REGS_168 TF_WGMMA_REGS_160 ", %80, %81, %82, %83"
+#define TF_WGMMA_REGS_176 TF_WGMMA_REGS_168 ", %84, %85, %86, %87"
+#define TF_WGMMA_REGS_184 TF_WGMMA_REGS_176 ", %88, %89, %90, %91"
+#define TF_WGMMA_REGS_192 TF_WGMMA_REGS_184 ", %92, %93, %94, %95"
 #define TF_WGMMA_OUTS_8 TF_WGMMA_OUT4(0)
 #define TF_WGMMA_OUTS_16 TF_WGMMA_OUTS_8, TF_WGMMA_OUT4(4)
 #define TF_WGMMA_OUTS_24 TF_WGMMA_OUTS_16, TF_WGMMA_OUT4(8)
@@ -93,6 +101,14 @@ __device__ __forceinline__ uint64_t wgmma_descriptor_mn_major(const void* p, uin
 #define TF_WGMMA_OUTS_112 TF_WGMMA_OUTS_104, TF_WGMMA_OUT4(52)
 #define TF_WGMMA_OUTS_120 TF_WGMMA_OUTS_112, TF_WGMMA_OUT4(56)
 #define TF_WGMMA_OUTS_128 TF_WGMMA_OUTS_120, TF_WGMMA_OUT4(60)
+#define TF_WGMMA_OUTS_136 TF_WGMMA_OUTS_128, TF_WGMMA_OUT4(64)
+#define TF_WGMMA_OUTS_144 TF_WGMMA_OUTS_136, TF_WGMMA_OUT4(68)
+#define TF_WGMMA_OUTS_152 TF_WGMMA_OUTS_144, TF_WGMMA_OUT4(72)
+#define TF_WGMMA_OUTS_160 TF_WGMMA_OUTS_152, TF_WGMMA_OUT4(76)
+#define TF_WGMMA_OUTS_168 TF_WGMMA_OUTS_160, TF_WGMMA_OUT4(80)
+#define TF_WGMMA_OUTS_176 TF_WGMMA_OUTS_168, TF_WGMMA_OUT4(84)
+#define TF_WGMMA_OUTS_184 TF_WGMMA_OUTS_176, TF_WGMMA_OUT4(88)
+#define TF_WGMMA_OUTS_192 TF_WGMMA_OUTS_184, TF_WGMMA_OUT4(92)
 #define TF_WGMMA_OUT4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
 #define TF_WGMMA(N, A, B, SCALE)                                                                  \
   template <>                                                                                      \
@@ -119,6 +135,7 @@ TF_WGMMA(104, "%52", "%53", "%54")
 TF_WGMMA(112, "%56", "%57", "%58")
 TF_WGMMA(120, "%60", "%61", "%62")
 TF_WGMMA(128, "%64", "%65", "%66")
+TF_WGMMA(192, "%96", "%97", "%98")
 #undef TF_WGMMA
 // A from registers; B MN-major (imm-trans-b 1): the registers of the A operand follow the
 // accumulator layout of a 64 x 16 tile, a[0] (r, 2 (t % 4)), a[1] (r + 8, ...), a[2] (r, 8 + ...), a[3] (r + 8, 8 + ...).
@@ -152,6 +169,14 @@ TF_WGMMA_RA(128, "%64, %65, %66, %67", "%68", "%69")
 #undef TF_WGMMA_REGS_112
 #undef TF_WGMMA_REGS_120
 #undef TF_WGMMA_REGS_128
+#undef TF_WGMMA_REGS_136
+#undef TF_WGMMA_REGS_144
+#undef TF_WGMMA_REGS_152
+#undef TF_WGMMA_REGS_160
+#undef TF_WGMMA_REGS_168
+#undef TF_WGMMA_REGS_176
+#undef TF_WGMMA_REGS_184
+#undef TF_WGMMA_REGS_192
 #undef TF_WGMMA_OUTS_8
 #undef TF_WGMMA_OUTS_16
 #undef TF_WGMMA_OUTS_24
@@ -168,5 +193,13 @@ TF_WGMMA_RA(128, "%64, %65, %66, %67", "%68", "%69")
 #undef TF_WGMMA_OUTS_112
 #undef TF_WGMMA_OUTS_120
 #undef TF_WGMMA_OUTS_128
+#undef TF_WGMMA_OUTS_136
+#undef TF_WGMMA_OUTS_144
+#undef TF_WGMMA_OUTS_152
+#undef TF_WGMMA_OUTS_160
+#undef TF_WGMMA_OUTS_168
+#undef TF_WGMMA_OUTS_176
+#undef TF_WGMMA_OUTS_184
+#undef TF_WGMMA_OUTS_192
 
 }  // namespace tf::cuda

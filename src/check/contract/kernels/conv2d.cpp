@@ -124,8 +124,9 @@ void register_conv2d(bool cuda) {
         make_case(rng, 64, 6, 5, 5, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
         make_case(rng, 96, 7, 6, 5, 3, {1, 1, 1, 1, 1, 1}),     // 96 deep: the wgmma kernel's taps padded to 128
         make_case(rng, 96, 5, 5, 6, 1, {1, 0, 0, 0, 0, 1}),     // the same, 1x1 with residual
-        make_case(rng, 96, 96, 5, 4, 3, {1, 1, 1, 1, 1, 1}),    // 96 output channels: one padded channel tile
-        make_case(rng, 192, 192, 4, 3, 3, {1, 1, 1, 1, 1, 0}),  // 192: two channel tiles, three 64-deep taps
+        make_case(rng, 96, 96, 5, 4, 3, {1, 1, 1, 1, 1, 1}),    // 96 output channels: one tile, channels as N
+        make_case(rng, 192, 192, 4, 3, 3, {1, 1, 1, 1, 1, 0}),  // 192: the same, three 64-deep taps
+        make_case(rng, 192, 96, 9, 7, 3, {2, 0, 0, 1, 1, 0}),   // 96 outputs, stride 2
         make_case(rng, 96, 3, 9, 11, 3, {1, 1, 1, 1, 1, 1}),    // conv_out: 3 outputs on CUDA's CUDA-core kernel
         make_case(rng, 64, 1, 7, 5, 3, {1, 1, 1, 1, 1, 0}),     // the same, one output
     };

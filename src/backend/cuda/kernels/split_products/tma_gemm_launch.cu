@@ -1,7 +1,8 @@
 // Host side of the TMA-fed split-bf16 products: tensor maps, tile shape, persistent grid.
 #include <algorithm>
 
-#include "backend/cuda/kernels/split_products/conv_tma.cuh"
+#include "backend/cuda/kernels/split_products/conv_tma_cols.cuh"
+#include "backend/variants.h"
 #include "backend/cuda/runtime/launch_check.h"
 #include "backend/cuda/runtime/tensor_map.h"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
@@ -40,6 +41,24 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
   check_launch("split product (conv_tma_kernel)");
 }
 
+template <int CO>
+void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap& lo, const conv_tma::ConvTiles& t,
+                 const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace conv_tma;
+  auto kernel = conv_tma_cols_kernel<CO>;
+  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
+  if (!attr) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kColsSmemBytes<CO>)),
+               "split product (conv_tma_cols_kernel): shared memory limit");
+    attr = true;
+  }
+  int device = 0, sms = 0;
+  check_cuda(cudaGetDevice(&device), "split product: device");
+  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
+  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, kColsSmemBytes<CO>, stream>>>(w, hi, lo, t, e);
+  check_launch("split product (conv_tma_cols_kernel)");
+}
+
 }  // namespace
 
 bool split_tma_supports(int C, int ks, int stride, bool a_split) {
@@ -56,7 +75,9 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   ConvTiles t{};
   t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.ks, t.stride = w.stride, t.pad_top = w.pad_top, t.pad_left = w.pad_left;
   choose_tile(t);
-  t.m_tiles = (M + BM - 1) / BM;
+  // 96 or 192 output channels: one tile of all of them as the wgmma's N
+  const bool cols = !a_split && (M == 96 || M == 192) && variant_is<Variant::conv_outputs>("auto");
+  t.m_tiles = cols ? 1 : (M + BM - 1) / BM;
   t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
   const int64_t tiles = int64_t(t.m_tiles) * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
   if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
@@ -68,7 +89,7 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   // its columns past C read as zeros by TMA.
   const int64_t K = int64_t(w.ks) * w.ks * (a_split ? b.C : t.c_tiles * BK);
   const uint64_t adims[2] = {uint64_t(K), uint64_t(M)}, astrides[1] = {uint64_t(K) * 2};
-  const uint32_t abox[2] = {64, 128}, ones[3] = {1, 1, 1};
+  const uint32_t abox[2] = {64, uint32_t(cols ? M : 128)}, ones[3] = {1, 1, 1};
   const CUtensorMap amap = bf16_tensor_map("split product: A", a_hi, 2, adims, astrides, abox, ones);
   const CUtensorMap alo = a_split ? bf16_tensor_map("split product: A lo", a_lo, 2, adims, astrides, abox, ones) : amap;
   const uint64_t bdims[3] = {uint64_t(b.C), uint64_t(b.W), uint64_t(b.H)};
@@ -77,7 +98,9 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   const uint32_t bsteps[3] = {1, uint32_t(w.stride), uint32_t(w.stride)};
   const CUtensorMap hmap = bf16_tensor_map("split product: B hi", b.hi, 3, bdims, bstrides, bbox, bsteps);
   const CUtensorMap lmap = bf16_tensor_map("split product: B lo", b.lo, 3, bdims, bstrides, bbox, bsteps);
-  if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
+  if (cols && M == 96) launch_cols<96>(amap, hmap, lmap, t, e, stream);
+  else if (cols) launch_cols<192>(amap, hmap, lmap, t, e, stream);
+  else if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
   else launch<false>(amap, alo, hmap, lmap, t, e, stream);
 }
 

@@ -1,0 +1,125 @@
+#pragma once
+// conv_tma_kernel with the output channels as the wgmma's N: a tile is 128 output positions x all CO
+// output channels (CO = 96 or 192, widths that 128-row Co tiles pad by a quarter or a third), the
+// picture's hi and lo tiles the A operand (64 positions a consumer warpgroup) and the weights' K tile
+// the B operand. Loads, K order and numerics are conv_tma_kernel's: per k16 the picture's lo then hi
+// against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding.
+#include "backend/cuda/kernels/split_products/conv_tma.cuh"
+
+namespace tf::cuda::conv_tma {
+
+template <int CO>
+constexpr int kColsStageBytes = 2 * kTileBytes + CO * BK * 2;  // hi, lo (128 positions), weights (CO rows)
+template <int CO>
+constexpr int kColsStages = (232448 - 2048) / kColsStageBytes<CO> < 6 ? (232448 - 2048) / kColsStageBytes<CO> : 6;
+template <int CO>  // the stages, their barriers, the bias as floats
+constexpr size_t kColsSmemBytes =
+    size_t(kColsStages<CO>) * kColsStageBytes<CO> + 1024 + 2 * kColsStages<CO> * sizeof(uint64_t) + CO * sizeof(float);
+
+// acc[4 j + q] of consumer thread t: position 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of the
+// tile, output channel 8 j + 2 (t % 4) (+1 for odd q); stored as gemm::store_pair computes (alpha * acc
+// + bias, then + residual). A position's residual values are loaded 24 at a time before any of their
+// stores (the stores could alias them, so a load placed after a store waits out its own latency); the bias
+// comes from shared memory. A warp instruction writes 8 consecutive positions of 4 channels.
+template <int CO>
+__device__ __forceinline__ void store_cols(const gemm::Epilogue& e, const ConvTiles& s, int oy0, int ox0, int cw,
+                                           int t, const float (&acc)[CO / 2], const float* bias) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int p = 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
+    if (oy >= s.Ho || ox >= s.Wo) continue;
+    const int64_t at = int64_t(oy) * s.Wo + ox;
+    constexpr int kChunk = 24;  // residual values in flight at once (more would spill at CO = 192)
+#pragma unroll
+    for (int i0 = 0; i0 < CO / 4; i0 += kChunk) {
+      float r[kChunk];
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) {
+        const int m = 8 * ((i0 + i) / 2) + 2 * (t % 4) + i % 2;
+        r[i] = e.residual && m < e.M ? e.residual[int64_t(m) * e.ldc + at] : 0.f;
+      }
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) {
+        const int m = 8 * ((i0 + i) / 2) + 2 * (t % 4) + i % 2;
+        if (m >= e.M) continue;
+        const float y = __fadd_rn(__fmul_rn(e.alpha, acc[4 * ((i0 + i) / 2) + 2 * h + i % 2]), bias[m]);
+        e.c[int64_t(m) * e.ldc + at] = e.residual ? __fadd_rn(y, r[i]) : y;
+      }
+    }
+  }
+}
+
+template <int CO>
+__global__ void __launch_bounds__(THREADS, 1)
+    conv_tma_cols_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap hi_map,
+                         const __grid_constant__ CUtensorMap lo_map, ConvTiles s, gemm::Epilogue e) {
+  constexpr int STAGES = kColsStages<CO>, kStageBytes = kColsStageBytes<CO>;
+  extern __shared__ unsigned char smem_raw[];
+  auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes);  // the stage's bytes have landed
+  uint64_t* empty = full + STAGES;                                        // both consumers are done with it
+  auto* bias = reinterpret_cast<float*>(empty + STAGES);
+  if (threadIdx.x == 0) {
+    mbarrier_init_stages(full, empty, STAGES, 2 * 128);
+    mbarrier_init_fence();
+  }
+  for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+
+  if (wg == 0) {
+    registers_decrease<40>();
+    if (threadIdx.x != 0) return;
+    int it = 0;  // K tiles issued by this block, across its output tiles
+    for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+      const int ix0 = (tile % s.tiles_x) * s.BW * s.stride - s.pad_left;
+      const int iy0 = (tile / s.tiles_x) * s.BH * s.stride - s.pad_top;
+      int c = 0, tap = 0;
+      for (int kt = 0; kt < s.KT; ++kt, ++it) {
+        const int st = it % STAGES;
+        if (it >= STAGES) mbarrier_wait(empty + st, ((it / STAGES) - 1) & 1);
+        unsigned char* dst = base + st * kStageBytes;
+        mbarrier_arrive_expect_tx(full + st, kStageBytes);
+        const int ky = tap / s.ks, kx = tap - ky * s.ks;
+        tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        tma_load_3d(dst + kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, kt * BK, 0);
+        if (++c == s.c_tiles) c = 0, ++tap;
+      }
+    }
+    return;
+  }
+
+  registers_increase<232>();
+  const int cw = wg - 1, t = threadIdx.x % 128;
+  int it = 0;
+  for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+    float acc[CO / 2], part[CO / 2];
+#pragma unroll
+    for (int i = 0; i < CO / 2; ++i) acc[i] = 0.f;
+    for (int kt = 0; kt < s.KT; ++kt, ++it) {
+      const int st = it % STAGES;
+      unsigned char* src = base + st * kStageBytes;
+      mbarrier_wait(full + st, (it / STAGES) & 1);
+      const uint64_t hi = wgmma_descriptor(src + 64 * cw * BK * 2), lo = wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2);
+      const uint64_t w = wgmma_descriptor(src + 2 * kTileBytes);
+      wgmma_fence_registers(part);
+      wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < BK / 16; ++kk) {
+        // the fresh accumulator starts with the first product (d = a b), so part needs no zeroing
+        wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
+        wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
+      }
+      wgmma_commit();
+      wgmma_wait_all();
+      wgmma_fence_registers(part);
+      mbarrier_arrive(empty + st);
+#pragma unroll
+      for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+    }
+    store_cols<CO>(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, cw, t, acc, bias);
+  }
+}
+
+}  // namespace tf::cuda::conv_tma
