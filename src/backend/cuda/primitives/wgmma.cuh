@@ -15,6 +15,13 @@ __device__ __forceinline__ uint64_t wgmma_descriptor(const void* p) {
   return ((a & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) | (uint64_t(1) << 62);
 }
 
+// Descriptor of a K-major tile of 32-deep rows (64 bytes) with the 64-byte swizzle at p: 8-row groups
+// 512 bytes apart (512-byte aligned); k16 steps advance it as below.
+__device__ __forceinline__ uint64_t wgmma_descriptor_64b(const void* p) {
+  const uint64_t a = shared_address(p);
+  return ((a & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(512 >> 4) << 32) | (uint64_t(2) << 62);
+}
+
 // The same tile advanced by k16 steps of 16 bf16 (32 bytes each) inside its 128-byte rows.
 __device__ __forceinline__ uint64_t wgmma_descriptor_at_k16(uint64_t desc, int k16) { return desc + uint64_t(2 * k16); }
 

@@ -158,6 +158,7 @@ struct ConvTiles {
   int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
   int ks, stride, pad_top, pad_left;
   int c_tiles, KT;  // Cp / 64; K tiles per output tile (taps * c_tiles)
+  int half_last;    // conv_tma_cols_kernel: each tap's last channel tile is 32 deep (C % 64 == 32)
   int Ho, Wo;
 };
 

@@ -4,6 +4,8 @@
 // picture's hi and lo tiles the A operand (64 positions a consumer warpgroup) and the weights' K tile
 // the B operand. Loads, K order and numerics are conv_tma_kernel's: per k16 the picture's lo then hi
 // against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding.
+// With C % 64 == 32 (96 input channels) each tap's last K tile is read 32 deep (64-byte rows, the
+// 64-byte swizzle) instead of 64 with 32 zero channels: the same sums, a quarter fewer MMAs.
 #include "backend/cuda/kernels/split_products/conv_tma.cuh"
 
 namespace tf::cuda::conv_tma {
@@ -49,10 +51,30 @@ __device__ __forceinline__ void store_cols(const gemm::Epilogue& e, const ConvTi
   }
 }
 
+// One K tile of K16 k16 steps into part from zero (per step the picture's lo, then hi, against the
+// weights), waited for: part is final on return.
+template <int CO, int K16>
+__device__ __forceinline__ void cols_k_tile(float (&part)[CO / 2], uint64_t hi, uint64_t lo, uint64_t w) {
+  wgmma_fence_registers(part);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < K16; ++kk) {
+    // the fresh accumulator starts with the first product (d = a b), so part needs no zeroing
+    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
+    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
+  }
+  wgmma_commit();
+  wgmma_wait_all();
+  wgmma_fence_registers(part);
+}
+
 template <int CO>
 __global__ void __launch_bounds__(THREADS, 1)
     conv_tma_cols_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap hi_map,
-                         const __grid_constant__ CUtensorMap lo_map, ConvTiles s, gemm::Epilogue e) {
+                         const __grid_constant__ CUtensorMap lo_map, const __grid_constant__ CUtensorMap w32_map,
+                         const __grid_constant__ CUtensorMap hi32_map, const __grid_constant__ CUtensorMap lo32_map,
+                         ConvTiles s, gemm::Epilogue e) {
+  constexpr int kHalfStageBytes = kColsStageBytes<CO> / 2;  // a 32-deep K tile's hi, lo and weights
   constexpr int STAGES = kColsStages<CO>, kStageBytes = kColsStageBytes<CO>;
   extern __shared__ unsigned char smem_raw[];
   auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
@@ -79,11 +101,18 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int st = it % STAGES;
         if (it >= STAGES) mbarrier_wait(empty + st, ((it / STAGES) - 1) & 1);
         unsigned char* dst = base + st * kStageBytes;
-        mbarrier_arrive_expect_tx(full + st, kStageBytes);
         const int ky = tap / s.ks, kx = tap - ky * s.ks;
-        tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-        tma_load_3d(dst + kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-        tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, kt * BK, 0);
+        if (s.half_last && c == s.c_tiles - 1) {
+          mbarrier_arrive_expect_tx(full + st, kHalfStageBytes);
+          tma_load_3d(dst, &hi32_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+          tma_load_3d(dst + kTileBytes, &lo32_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+          tma_load_2d(dst + 2 * kTileBytes, &w32_map, full + st, kt * BK, 0);
+        } else {
+          mbarrier_arrive_expect_tx(full + st, kStageBytes);
+          tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+          tma_load_3d(dst + kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+          tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, kt * BK, 0);
+        }
         if (++c == s.c_tiles) c = 0, ++tap;
       }
     }
@@ -101,19 +130,12 @@ __global__ void __launch_bounds__(THREADS, 1)
       const int st = it % STAGES;
       unsigned char* src = base + st * kStageBytes;
       mbarrier_wait(full + st, (it / STAGES) & 1);
-      const uint64_t hi = wgmma_descriptor(src + 64 * cw * BK * 2), lo = wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2);
-      const uint64_t w = wgmma_descriptor(src + 2 * kTileBytes);
-      wgmma_fence_registers(part);
-      wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BK / 16; ++kk) {
-        // the fresh accumulator starts with the first product (d = a b), so part needs no zeroing
-        wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
-        wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
-      }
-      wgmma_commit();
-      wgmma_wait_all();
-      wgmma_fence_registers(part);
+      if (s.half_last && kt % s.c_tiles == s.c_tiles - 1)  // 32 deep: rows of 64 bytes, 64 positions a warpgroup
+        cols_k_tile<CO, 2>(part, wgmma_descriptor_64b(src + 64 * cw * 64),
+                           wgmma_descriptor_64b(src + kTileBytes + 64 * cw * 64), wgmma_descriptor_64b(src + 2 * kTileBytes));
+      else
+        cols_k_tile<CO, 4>(part, wgmma_descriptor(src + 64 * cw * BK * 2),
+                           wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2), wgmma_descriptor(src + 2 * kTileBytes));
       mbarrier_arrive(empty + st);
 #pragma unroll
       for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);

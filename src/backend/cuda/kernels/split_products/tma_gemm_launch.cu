@@ -42,7 +42,8 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
 }
 
 template <int CO>
-void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap& lo, const conv_tma::ConvTiles& t,
+void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap& lo, const CUtensorMap& w32,
+                 const CUtensorMap& hi32, const CUtensorMap& lo32, const conv_tma::ConvTiles& t,
                  const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
   auto kernel = conv_tma_cols_kernel<CO>;
@@ -55,7 +56,7 @@ void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap&
   int device = 0, sms = 0;
   check_cuda(cudaGetDevice(&device), "split product: device");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
-  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, kColsSmemBytes<CO>, stream>>>(w, hi, lo, t, e);
+  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, kColsSmemBytes<CO>, stream>>>(w, hi, lo, w32, hi32, lo32, t, e);
   check_launch("split product (conv_tma_cols_kernel)");
 }
 
@@ -98,9 +99,19 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   const uint32_t bsteps[3] = {1, uint32_t(w.stride), uint32_t(w.stride)};
   const CUtensorMap hmap = bf16_tensor_map("split product: B hi", b.hi, 3, bdims, bstrides, bbox, bsteps);
   const CUtensorMap lmap = bf16_tensor_map("split product: B lo", b.lo, 3, bdims, bstrides, bbox, bsteps);
-  if (cols && M == 96) launch_cols<96>(amap, hmap, lmap, t, e, stream);
-  else if (cols) launch_cols<192>(amap, hmap, lmap, t, e, stream);
-  else if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
+  if (cols) {
+    // 96 input channels: each tap's second K tile read 32 deep through 64-byte-swizzled maps
+    t.half_last = b.C % BK == 32;
+    CUtensorMap w32 = amap, h32 = hmap, l32 = lmap;
+    if (t.half_last) {
+      const uint32_t abox32[2] = {32, uint32_t(M)}, bbox32[3] = {32, bbox[1], bbox[2]};
+      w32 = bf16_tensor_map("split product: A, 32 deep", a_hi, 2, adims, astrides, abox32, ones, true);
+      h32 = bf16_tensor_map("split product: B hi, 32 deep", b.hi, 3, bdims, bstrides, bbox32, bsteps, true);
+      l32 = bf16_tensor_map("split product: B lo, 32 deep", b.lo, 3, bdims, bstrides, bbox32, bsteps, true);
+    }
+    if (M == 96) launch_cols<96>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
+    else launch_cols<192>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
+  } else if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
   else launch<false>(amap, alo, hmap, lmap, t, e, stream);
 }
 
