@@ -12,11 +12,13 @@ namespace tf::cuda::conv_tma {
 
 template <int CO>
 constexpr int kColsStageBytes = 2 * kTileBytes + CO * BK * 2;  // hi, lo (128 positions), weights (CO rows)
-template <int CO>
-constexpr int kColsStages = (232448 - 2048) / kColsStageBytes<CO> < 6 ? (232448 - 2048) / kColsStageBytes<CO> : 6;
+constexpr int kSmemOptIn = 227 * 1024;  // sm_90's dynamic shared memory a block, opted in
+template <int CO>  // as many stages as fit beside the alignment slack, barriers and bias, at most 6
+constexpr int kColsStages = (kSmemOptIn - 2048) / kColsStageBytes<CO> < 6 ? (kSmemOptIn - 2048) / kColsStageBytes<CO> : 6;
 template <int CO>  // the stages, their barriers, the bias as floats
 constexpr size_t kColsSmemBytes =
     size_t(kColsStages<CO>) * kColsStageBytes<CO> + 1024 + 2 * kColsStages<CO> * sizeof(uint64_t) + CO * sizeof(float);
+static_assert(kColsStages<96> == 5 && kColsStages<192> == 4 && kColsSmemBytes<192> <= size_t(kSmemOptIn));
 
 // acc[4 j + q] of consumer thread t: position 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of the
 // tile, output channel 8 j + 2 (t % 4) (+1 for odd q); stored as gemm::store_pair computes (alpha * acc
