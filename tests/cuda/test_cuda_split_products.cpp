@@ -36,6 +36,20 @@ T* device_copy(const std::vector<T>& h) {
   return d;
 }
 
+// How many of a's floats differ in their bits from b's, and how many of a's are NaN (left unwritten:
+// the outputs start as all-ones bits).
+struct BytesDiff {
+  size_t differ = 0, nan = 0;
+};
+BytesDiff bytes_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  BytesDiff d;
+  for (size_t i = 0; i < a.size(); ++i) {
+    d.differ += std::memcmp(&a[i], &b[i], sizeof(float)) != 0;
+    d.nan += a[i] != a[i];
+  }
+  return d;
+}
+
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
 // TF_CONV_OUTPUTS says.
 std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto") {
@@ -92,11 +106,7 @@ TEST(CudaAttention, TmaProductsGiveTheGatheringProductsBytes) {
 #ifdef TF_HAVE_CUDA
   for (int N : {136, 4104}) {  // a partial tile of queries, keys and K; two query blocks
     const std::vector<float> tma = attention_bytes(64, N, true), gather = attention_bytes(64, N, false);
-    size_t differ = 0, nan = 0;
-    for (size_t i = 0; i < tma.size(); ++i) {
-      differ += std::memcmp(&tma[i], &gather[i], sizeof(float)) != 0;
-      nan += tma[i] != tma[i];
-    }
+    const auto [differ, nan] = bytes_diff(tma, gather);
     EXPECT_EQ(differ, 0u) << "N " << N;
     EXPECT_EQ(nan, 0u) << "outputs left unwritten, N " << N;
   }
@@ -116,11 +126,7 @@ TEST(CudaAttention, ResidentSoftmaxGivesTheStridedKernelsBytes) {
       EXPECT_EQ(cuda::softmax_rows_resident_width(N), 0) << "TF_SOFTMAX_ROWS=strided left rows of " << N << " resident";
       strided = attention_bytes(64, N, true);
     }
-    size_t differ = 0, nan = 0;
-    for (size_t i = 0; i < resident.size(); ++i) {
-      differ += std::memcmp(&resident[i], &strided[i], sizeof(float)) != 0;
-      nan += resident[i] != resident[i];
-    }
+    const auto [differ, nan] = bytes_diff(resident, strided);
     EXPECT_EQ(differ, 0u) << "N " << N;
     EXPECT_EQ(nan, 0u) << "outputs left unwritten, N " << N;
   }
@@ -140,11 +146,7 @@ TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
   for (const Shape2d& c : shapes) {
     const std::vector<float> tma = conv_bytes(c, true, seed), gather = conv_bytes(c, false, seed);
     ++seed;
-    size_t differ = 0, nan = 0;
-    for (size_t i = 0; i < tma.size(); ++i) {
-      differ += std::memcmp(&tma[i], &gather[i], sizeof(float)) != 0;
-      nan += tma[i] != tma[i];
-    }
+    const auto [differ, nan] = bytes_diff(tma, gather);
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.up ? " up" : "");
     EXPECT_EQ(nan, 0u) << "outputs left unwritten";
@@ -164,11 +166,7 @@ TEST(CudaConv, OutputChannelsAsNGiveTheRowTilesBytes) {
   for (const Shape2d& c : shapes) {
     const std::vector<float> cols = conv_bytes(c, true, seed, "auto"), rows = conv_bytes(c, true, seed, "rows");
     ++seed;
-    size_t differ = 0, nan = 0;
-    for (size_t i = 0; i < cols.size(); ++i) {
-      differ += std::memcmp(&cols[i], &rows[i], sizeof(float)) != 0;
-      nan += cols[i] != cols[i];
-    }
+    const auto [differ, nan] = bytes_diff(cols, rows);
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.up ? " up" : "");
     EXPECT_EQ(nan, 0u) << "outputs left unwritten";
