@@ -90,9 +90,11 @@ std::string sci(double v) {
   return b;
 }
 
-// ||got - ref|| / ||ref|| over BF16 rows (got on any device), as the case tool's distance()[1].
+// ||got - ref|| / ||ref|| over BF16 rows (got on any device), as the case tool's distance()[1]; rows
+// of another count (another tokenization) are named instead.
 std::string frobenius(const Tensor& got, const Tensor& ref) {
-  if (!got.defined() || got.shape != ref.shape) return "-";
+  if (!got.defined()) return "none";
+  if (got.shape != ref.shape) return shape_str(got.shape) + " rows against the case's " + shape_str(ref.shape);
   const Tensor a = to_f32(to_device(got, Device::CPU)), b = to_f32(ref);
   double d = 0, n = 0;
   for (int64_t i = 0; i < a.numel(); ++i) {
