@@ -21,24 +21,30 @@ void choose_tile(conv_tma::ConvTiles& t) {
   }
 }
 
-template <bool A_SPLIT>
-void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi, const CUtensorMap& lo,
-            const conv_tma::ConvTiles& t, const gemm::Epilogue& e, cudaStream_t stream) {
-  using namespace conv_tma;
-  auto kernel = conv_tma_kernel<A_SPLIT>;
-  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
-  if (!attr) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    int(kSmemBytes<A_SPLIT> + kOutBytes)),
-               "split product (conv_tma_kernel): shared memory limit");
-    attr = true;
+// A persistent launch of a TMA product kernel: at most one block an SM, the kernel's dynamic
+// shared-memory limit raised to max_smem on its first launch (`raised`: the instantiation's own flag).
+template <class... P, class... A>
+void launch_persistent(void (*kernel)(P...), bool& raised, size_t max_smem, size_t smem, int tiles, const char* what,
+                       cudaStream_t stream, const A&... args) {
+  if (!raised) {
+    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(max_smem)), what);
+    raised = true;
   }
   int device = 0, sms = 0;
   check_cuda(cudaGetDevice(&device), "split product: device");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
+  kernel<<<unsigned(std::min(tiles, sms)), conv_tma::THREADS, smem, stream>>>(args...);
+  check_launch(what);
+}
+
+template <bool A_SPLIT>
+void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi, const CUtensorMap& lo,
+            const conv_tma::ConvTiles& t, const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace conv_tma;
+  static bool raised = false;
   const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kOutBytes : 0);  // the staging rows only where used
-  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, smem, stream>>>(a, a_lo, hi, lo, t, e);
-  check_launch("split product (conv_tma_kernel)");
+  launch_persistent(conv_tma_kernel<A_SPLIT>, raised, kSmemBytes<A_SPLIT> + kOutBytes, smem, t.tiles,
+                    "split product (conv_tma_kernel)", stream, a, a_lo, hi, lo, t, e);
 }
 
 template <int CO>
@@ -46,18 +52,9 @@ void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap&
                  const CUtensorMap& hi32, const CUtensorMap& lo32, const conv_tma::ConvTiles& t,
                  const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
-  auto kernel = conv_tma_cols_kernel<CO>;
-  static bool attr = false;  // raising the dynamic shared-memory limit once per instantiation
-  if (!attr) {
-    check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kColsSmemBytes<CO>)),
-               "split product (conv_tma_cols_kernel): shared memory limit");
-    attr = true;
-  }
-  int device = 0, sms = 0;
-  check_cuda(cudaGetDevice(&device), "split product: device");
-  check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "split product: SM count");
-  kernel<<<unsigned(std::min(t.tiles, sms)), THREADS, kColsSmemBytes<CO>, stream>>>(w, hi, lo, w32, hi32, lo32, t, e);
-  check_launch("split product (conv_tma_cols_kernel)");
+  static bool raised = false;
+  launch_persistent(conv_tma_cols_kernel<CO>, raised, kColsSmemBytes<CO>, kColsSmemBytes<CO>, t.tiles,
+                    "split product (conv_tma_cols_kernel)", stream, w, hi, lo, w32, hi32, lo32, t, e);
 }
 
 }  // namespace
