@@ -135,9 +135,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's products above 128 rows followed by a gated residual add or SiTU's gated product: `fused` our TMA wgmma "
      "kernel with that step in its epilogue; `separate` the product as TF_GEMM says, then the element-wise kernel",
      false},
-    {Variant::conv_outputs, "TF_CONV_OUTPUTS", {"auto", "rows"},
-     "the TMA-fed convolutions' tiles: `auto` takes 96 or 192 output channels as the wgmma's N (a tile is 128 "
-     "positions x all of them, so the small decoder's widths fill it); `rows` tiles every one in 128 output channels",
+    {Variant::conv_outputs, "TF_CONV_OUTPUTS", {"auto", "columns", "rows"},
+     "the TMA-fed convolutions' tiles: `columns` takes 96 or 192 output channels as the wgmma's N (a tile is 128 "
+     "positions x all of them, so the small decoder's widths fill it); `auto` as `columns`, and where a tile is one "
+     "picture row of a 3x3 stride-1 convolution each tap row's inputs are read once for its three taps; `rows` tiles "
+     "every one in 128 output channels",
      true},
 }};
 

@@ -154,22 +154,31 @@ TEST(CudaConv, TmaKernelGivesTheGatheringKernelsBytes) {
 #endif
 }
 
-// 96 or 192 output channels as the wgmma's N: the 128-channel row tiles' bytes, every output written.
+// 96 or 192 output channels as the wgmma's N, with and without each tap row's inputs read once (the
+// halo tiles: one picture row of 128 outputs, 3x3, stride 1): the 128-channel row tiles' bytes, every
+// output written.
 TEST(CudaConv, OutputChannelsAsNGiveTheRowTilesBytes) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
   const Shape2d shapes[] = {
       {96, 96, 40, 36, 3, 1, false, true},   {192, 96, 33, 45, 3, 1, false, false}, {96, 192, 17, 30, 3, 1, true, true},
       {384, 192, 23, 19, 1, 1, false, true}, {192, 192, 33, 45, 3, 2, false, true},
+      // halo tiles: 96 inputs (a 32-deep last tile), 64 (one chunk), 192 (three), a partial row, upsampled
+      {96, 96, 6, 256, 3, 1, false, true},   {64, 96, 5, 256, 3, 1, false, false},  {192, 96, 5, 384, 3, 1, false, false},
+      {192, 192, 4, 256, 3, 1, false, true}, {96, 192, 3, 250, 3, 1, false, true},  {96, 192, 3, 64, 3, 1, true, true},
+      {384, 192, 4, 128, 3, 1, false, true},  // too many chunks for the halo's rings: the column tiles
   };
   uint32_t seed = 11;
   for (const Shape2d& c : shapes) {
-    const std::vector<float> cols = conv_bytes(c, true, seed, "auto"), rows = conv_bytes(c, true, seed, "rows");
+    const std::vector<float> rows = conv_bytes(c, true, seed, "rows");
+    for (const char* outputs : {"auto", "columns"}) {
+      const std::vector<float> cols = conv_bytes(c, true, seed, outputs);
+      const auto [differ, nan] = bytes_diff(cols, rows);
+      EXPECT_EQ(differ, 0u) << outputs << ": Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k"
+                            << c.ks << " s" << c.stride << (c.up ? " up" : "");
+      EXPECT_EQ(nan, 0u) << outputs << ": outputs left unwritten";
+    }
     ++seed;
-    const auto [differ, nan] = bytes_diff(cols, rows);
-    EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
-                          << c.stride << (c.up ? " up" : "");
-    EXPECT_EQ(nan, 0u) << "outputs left unwritten";
   }
 #endif
 }

@@ -1,7 +1,7 @@
 // Host side of the TMA-fed split-bf16 products: tensor maps, tile shape, persistent grid.
 #include <algorithm>
 
-#include "backend/cuda/kernels/split_products/conv_tma_cols.cuh"
+#include "backend/cuda/kernels/split_products/conv_tma_halo.cuh"
 #include "backend/variants.h"
 #include "backend/cuda/runtime/launch_check.h"
 #include "backend/cuda/runtime/tensor_map.h"
@@ -57,6 +57,16 @@ void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap&
                     "split product (conv_tma_cols_kernel)", stream, w, hi, lo, w32, hi32, lo32, t, e);
 }
 
+template <int CO>
+void launch_halo(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap& lo, const CUtensorMap& w32,
+                 const CUtensorMap& hi32, const CUtensorMap& lo32, const conv_tma::ConvTiles& t,
+                 conv_tma::HaloRings rings, const gemm::Epilogue& e, cudaStream_t stream) {
+  using namespace conv_tma;
+  static bool raised = false;
+  launch_persistent(conv_tma_halo_kernel<CO>, raised, size_t(kSmemOptIn), halo_smem_bytes<CO>(rings), t.tiles,
+                    "split product (conv_tma_halo_kernel)", stream, w, hi, lo, w32, hi32, lo32, t, rings, e);
+}
+
 }  // namespace
 
 bool split_tma_supports(int C, int ks, int stride, bool a_split) {
@@ -74,7 +84,7 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.ks, t.stride = w.stride, t.pad_top = w.pad_top, t.pad_left = w.pad_left;
   choose_tile(t);
   // 96 or 192 output channels: one tile of all of them as the wgmma's N
-  const bool cols = !a_split && (M == 96 || M == 192) && variant_is<Variant::conv_outputs>("auto");
+  const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
   t.m_tiles = cols ? 1 : (M + BM - 1) / BM;
   t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
   const int64_t tiles = int64_t(t.m_tiles) * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
@@ -99,14 +109,24 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   if (cols) {
     // 96 input channels: each tap's second K tile read 32 deep through 64-byte-swizzled maps
     t.half_last = b.C % BK == 32;
-    CUtensorMap w32 = amap, h32 = hmap, l32 = lmap;
+    // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo)
+    const conv_tma::HaloRings rings = M == 96 ? halo_rings<96>(t.c_tiles) : halo_rings<192>(t.c_tiles);
+    const bool halo = w.ks == 3 && w.stride == 1 && t.BW == 128 && rings.chunks > 0 &&
+                      variant_is<Variant::conv_outputs>("auto");
+    const uint32_t box_rows = halo ? conv_tma::kHaloRows : bbox[1];
+    const uint32_t hbox[3] = {64, box_rows, bbox[2]};
+    const CUtensorMap hh = halo ? bf16_tensor_map("split product: B hi, halo", b.hi, 3, bdims, bstrides, hbox, bsteps) : hmap;
+    const CUtensorMap lh = halo ? bf16_tensor_map("split product: B lo, halo", b.lo, 3, bdims, bstrides, hbox, bsteps) : lmap;
+    CUtensorMap w32 = amap, h32 = hh, l32 = lh;
     if (t.half_last) {
-      const uint32_t abox32[2] = {32, uint32_t(M)}, bbox32[3] = {32, bbox[1], bbox[2]};
+      const uint32_t abox32[2] = {32, uint32_t(M)}, bbox32[3] = {32, box_rows, bbox[2]};
       w32 = bf16_tensor_map("split product: A, 32 deep", a_hi, 2, adims, astrides, abox32, ones, true);
       h32 = bf16_tensor_map("split product: B hi, 32 deep", b.hi, 3, bdims, bstrides, bbox32, bsteps, true);
       l32 = bf16_tensor_map("split product: B lo, 32 deep", b.lo, 3, bdims, bstrides, bbox32, bsteps, true);
     }
-    if (M == 96) launch_cols<96>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
+    if (halo && M == 96) launch_halo<96>(amap, hh, lh, w32, h32, l32, t, rings, e, stream);
+    else if (halo) launch_halo<192>(amap, hh, lh, w32, h32, l32, t, rings, e, stream);
+    else if (M == 96) launch_cols<96>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
     else launch_cols<192>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
   } else if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
   else launch<false>(amap, alo, hmap, lmap, t, e, stream);

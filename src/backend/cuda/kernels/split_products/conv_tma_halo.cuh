@@ -1,0 +1,128 @@
+#pragma once
+// conv_tma_cols_kernel for 3x3 stride-1 convolutions whose tiles are one picture row of 128 output
+// positions: each 64-channel tile's input rows are read once per tap row (a halo of 130 positions),
+// and the three taps along x are the same shared-memory box read one and two rows further on
+// (wgmma descriptors need no base offset for that: bench/cuda/wgmma_row_shift_probe.cu). The tap
+// boxes' bytes a tile drop from 9 x 128 to 3 x 130 positions.
+// Two rings: halo chunks (hi and lo of one tap row's channel tile), c_tiles + 1 of them so the next
+// tap row's chunks load while the last ones are read; and the weights' K tiles. K order, K tiles,
+// the 32-deep last tile for C % 64 == 32 and the epilogue are conv_tma_cols_kernel's: the same bytes.
+#include "backend/cuda/kernels/split_products/conv_tma_cols.cuh"
+
+namespace tf::cuda::conv_tma {
+
+constexpr int kHaloRows = 130;  // 128 output positions and one more on each side
+constexpr int kHaloBoxBytes = 17 * 1024;  // 130 rows of 128 bytes, rounded up to the swizzle's 1024
+constexpr int kHaloChunkBytes = 2 * kHaloBoxBytes;  // hi, lo
+template <int CO>
+constexpr int kHaloWeightBytes = CO * BK * 2;
+
+// The rings' depths for c_tiles channel tiles (0 halo chunks when they do not fit beside 3 weight tiles).
+struct HaloRings {
+  int chunks, weights;
+};
+template <int CO>
+constexpr HaloRings halo_rings(int c_tiles) {
+  const int chunks = c_tiles + 1, room = kSmemOptIn - 2048 - chunks * kHaloChunkBytes;
+  const int weights = room / kHaloWeightBytes<CO> < 8 ? room / kHaloWeightBytes<CO> : 8;
+  return weights >= 3 ? HaloRings{chunks, weights} : HaloRings{0, 0};
+}
+template <int CO>  // the rings, the alignment slack, their barriers, the bias as floats
+constexpr size_t halo_smem_bytes(HaloRings r) {
+  return size_t(r.chunks) * kHaloChunkBytes + size_t(r.weights) * kHaloWeightBytes<CO> + 1024 +
+         2 * (r.chunks + r.weights) * sizeof(uint64_t) + CO * sizeof(float);
+}
+static_assert(halo_rings<192>(3).weights == 3 && halo_rings<96>(3).weights >= 6 && halo_rings<192>(6).chunks == 0);
+
+// Launch: s.BW == 128, s.BH == 1, stride 1, ks 3; maps' boxes 130 positions (64 or 32 channels).
+template <int CO>
+__global__ void __launch_bounds__(THREADS, 1)
+    conv_tma_halo_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap hi_map,
+                         const __grid_constant__ CUtensorMap lo_map, const __grid_constant__ CUtensorMap w32_map,
+                         const __grid_constant__ CUtensorMap hi32_map, const __grid_constant__ CUtensorMap lo32_map,
+                         ConvTiles s, HaloRings rings, gemm::Epilogue e) {
+  constexpr int kWBytes = kHaloWeightBytes<CO>;
+  const int HS = rings.chunks, WS = rings.weights, ct = s.c_tiles;
+  extern __shared__ unsigned char smem_raw[];
+  auto* halo = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
+  unsigned char* wts = halo + HS * kHaloChunkBytes;
+  auto* halo_full = reinterpret_cast<uint64_t*>(wts + WS * kWBytes);
+  uint64_t* halo_empty = halo_full + HS;
+  uint64_t* w_full = halo_empty + HS;
+  uint64_t* w_empty = w_full + WS;
+  auto* bias = reinterpret_cast<float*>(w_empty + WS);
+  if (threadIdx.x == 0) {
+    mbarrier_init_stages(halo_full, halo_empty, HS, 2 * 128);
+    mbarrier_init_stages(w_full, w_empty, WS, 2 * 128);
+    mbarrier_init_fence();
+  }
+  for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
+  __syncthreads();
+  const int wg = threadIdx.x / 128;
+
+  if (wg == 0) {
+    registers_decrease<40>();
+    if (threadIdx.x != 0) return;
+    int hq = 0, wq = 0;  // halo chunks and weight tiles issued by this block, across its output tiles
+    for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+      const int ix0 = (tile % s.tiles_x) * 128 - s.pad_left, iy0 = tile / s.tiles_x - s.pad_top;
+      for (int tap = 0; tap < 9; ++tap) {
+        const int ky = tap / 3, kx = tap - 3 * ky;
+        for (int c = 0; c < ct; ++c) {
+          const bool half = s.half_last && c == ct - 1;
+          if (kx == 0) {  // the tap row's chunk of channel tile c
+            const int st = hq % HS;
+            if (hq >= HS) mbarrier_wait(halo_empty + st, ((hq / HS) - 1) & 1);
+            unsigned char* dst = halo + st * kHaloChunkBytes;
+            mbarrier_arrive_expect_tx(halo_full + st, 2 * kHaloRows * (half ? 64 : 128));
+            tma_load_3d(dst, half ? &hi32_map : &hi_map, halo_full + st, c * BK, ix0, iy0 + ky);
+            tma_load_3d(dst + kHaloBoxBytes, half ? &lo32_map : &lo_map, halo_full + st, c * BK, ix0, iy0 + ky);
+            ++hq;
+          }
+          const int st = wq % WS;
+          if (wq >= WS) mbarrier_wait(w_empty + st, ((wq / WS) - 1) & 1);
+          mbarrier_arrive_expect_tx(w_full + st, half ? kWBytes / 2 : kWBytes);
+          tma_load_2d(wts + st * kWBytes, half ? &w32_map : &w_map, w_full + st, (tap * ct + c) * BK, 0);
+          ++wq;
+        }
+      }
+    }
+    return;
+  }
+
+  registers_increase<232>();
+  const int cw = wg - 1, t = threadIdx.x % 128;
+  int hq = 0, wq = 0;  // the chunk of (tap row, channel tile 0), the weight tile next
+  for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+    float acc[CO / 2], part[CO / 2];
+#pragma unroll
+    for (int i = 0; i < CO / 2; ++i) acc[i] = 0.f;
+    for (int tap = 0; tap < 9; ++tap) {
+      const int ky = tap / 3, kx = tap - 3 * ky;
+      for (int c = 0; c < ct; ++c, ++wq) {
+        const int hs = (hq + c) % HS, ws = wq % WS;
+        if (kx == 0) mbarrier_wait(halo_full + hs, ((hq + c) / HS) & 1);
+        mbarrier_wait(w_full + ws, (wq / WS) & 1);
+        const unsigned char* h = halo + hs * kHaloChunkBytes;
+        const unsigned char* w = wts + ws * kWBytes;
+        if (s.half_last && c == ct - 1) {  // rows of 64 bytes
+          const int row = (64 * cw + kx) * 64;
+          cols_k_tile<CO, 2>(part, wgmma_descriptor_64b(h + row), wgmma_descriptor_64b(h + kHaloBoxBytes + row),
+                             wgmma_descriptor_64b(w));
+        } else {
+          const int row = (64 * cw + kx) * 128;
+          cols_k_tile<CO, 4>(part, wgmma_descriptor(h + row), wgmma_descriptor(h + kHaloBoxBytes + row),
+                             wgmma_descriptor(w));
+        }
+        mbarrier_arrive(w_empty + ws);
+        if (kx == 2) mbarrier_arrive(halo_empty + hs);  // the tap row's last read of the chunk
+#pragma unroll
+        for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+      }
+      if (kx == 2) hq += ct;
+    }
+    store_cols<CO>(e, s, tile / s.tiles_x, (tile % s.tiles_x) * 128, cw, t, acc, bias);
+  }
+}
+
+}  // namespace tf::cuda::conv_tma
