@@ -3,7 +3,8 @@
 // output channels (CO = 96 or 192, widths that 128-row Co tiles pad by a quarter or a third), the
 // picture's hi and lo tiles the A operand (64 positions a consumer warpgroup) and the weights' K tile
 // the B operand. Loads, K order and numerics are conv_tma_kernel's: per k16 the picture's lo then hi
-// against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding.
+// against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding
+// (the N halves of cols_k_loop: the same sums per output).
 // With C % 64 == 32 (96 input channels) each tap's last K tile is read 32 deep (64-byte rows, the
 // 64-byte swizzle) instead of 64 with 32 zero channels: the same sums, a quarter fewer MMAs.
 #include "backend/cuda/kernels/split_products/conv_tma.cuh"
@@ -53,21 +54,76 @@ __device__ __forceinline__ void store_cols(const gemm::Epilogue& e, const ConvTi
   }
 }
 
-// One K tile of K16 k16 steps into part from zero (per step the picture's lo, then hi, against the
-// weights), waited for: part is final on return.
-template <int CO, int K16>
-__device__ __forceinline__ void cols_k_tile(float (&part)[CO / 2], uint64_t hi, uint64_t lo, uint64_t w) {
-  wgmma_fence_registers(part);
+// One K tile's N half into part from zero (per k16 the picture's lo, then hi, against the half's
+// weight rows), committed as one group and not waited for.
+template <int N, int K16>
+__device__ __forceinline__ void cols_k_half(float (&part)[N / 2], uint64_t hi, uint64_t lo, uint64_t w) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K16; ++kk) {
     // the fresh accumulator starts with the first product (d = a b), so part needs no zeroing
-    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
-    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
+    wgmma_m64k16_bf16<N>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
+    wgmma_m64k16_bf16<N>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
   }
   wgmma_commit();
-  wgmma_wait_all();
-  wgmma_fence_registers(part);
+}
+
+// A K tile's operands in shared memory: the picture's hi and lo rows of this warpgroup, the weights
+// (CO rows); `half`: 32 deep (64-byte rows) instead of 64.
+struct ColsKTile {
+  const unsigned char *hi, *lo, *w;
+  bool half;
+};
+
+template <int CO>
+__device__ __forceinline__ void cols_issue(float (&part)[CO / 4], const ColsKTile& k, int n_half) {
+  if (k.half) {  // the N half's weight rows start CO / 2 rows of 64 bytes on
+    const unsigned char* w = k.w + n_half * (CO / 2) * 64;
+    cols_k_half<CO / 2, 2>(part, wgmma_descriptor_64b(k.hi), wgmma_descriptor_64b(k.lo), wgmma_descriptor_64b(w));
+  } else {
+    const unsigned char* w = k.w + n_half * (CO / 2) * 128;
+    cols_k_half<CO / 2, 4>(part, wgmma_descriptor(k.hi), wgmma_descriptor(k.lo), wgmma_descriptor(w));
+  }
+}
+
+// A tile's KT K tiles into acc, each into a fresh accumulator added to acc with one rounding. The
+// output channels are done as two N halves, issued one after the other: while one half's sum is added
+// to acc the other half's products run, so the tensor cores do not wait for the adds. The K tiles go in
+// groups of U (KT % U == 0) written out straight, with no products pending across the loop's back edge:
+// otherwise the compiler cannot tell which group a wait ends and serialises every product. acquire(k)
+// waits for K tile k's bytes and returns its operands; release(k) frees its stage(s) once it is done.
+template <int CO, int U, class Acquire, class Release>
+__device__ __forceinline__ void cols_k_loop(float (&acc)[CO / 2], int KT, Acquire acquire, Release release) {
+  float pa[CO / 4], pb[CO / 4];
+  auto add = [&](const float(&part)[CO / 4], int n_half) {
+#pragma unroll
+    for (int i = 0; i < CO / 4; ++i) acc[n_half * (CO / 4) + i] = __fadd_rn(acc[n_half * (CO / 4) + i], part[i]);
+  };
+  for (int k0 = 0; k0 < KT; k0 += U) {
+    ColsKTile k = acquire(k0);
+    cols_issue<CO>(pa, k, 0);
+    cols_issue<CO>(pb, k, 1);
+    wgmma_wait<1>();  // K tile k0's first half
+    wgmma_fence_registers(pa);
+    add(pa, 0);
+#pragma unroll
+    for (int u = 1; u < U; ++u) {
+      k = acquire(k0 + u);
+      cols_issue<CO>(pa, k, 0);
+      wgmma_wait<1>();  // K tile k0 + u - 1's second half
+      wgmma_fence_registers(pb);
+      release(k0 + u - 1);
+      add(pb, 1);
+      cols_issue<CO>(pb, k, 1);
+      wgmma_wait<1>();  // K tile k0 + u's first half
+      wgmma_fence_registers(pa);
+      add(pa, 0);
+    }
+    wgmma_wait<0>();
+    wgmma_fence_registers(pb);
+    release(k0 + U - 1);
+    add(pb, 1);
+  }
 }
 
 template <int CO>
@@ -123,25 +179,23 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   registers_increase<232>();
   const int cw = wg - 1, t = threadIdx.x % 128;
-  int it = 0;
+  int it = 0;  // this tile's first K tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-    float acc[CO / 2], part[CO / 2];
+    float acc[CO / 2];
 #pragma unroll
     for (int i = 0; i < CO / 2; ++i) acc[i] = 0.f;
-    for (int kt = 0; kt < s.KT; ++kt, ++it) {
-      const int st = it % STAGES;
-      unsigned char* src = base + st * kStageBytes;
-      mbarrier_wait(full + st, (it / STAGES) & 1);
-      if (s.half_last && kt % s.c_tiles == s.c_tiles - 1)  // 32 deep: rows of 64 bytes, 64 positions a warpgroup
-        cols_k_tile<CO, 2>(part, wgmma_descriptor_64b(src + 64 * cw * 64),
-                           wgmma_descriptor_64b(src + kTileBytes + 64 * cw * 64), wgmma_descriptor_64b(src + 2 * kTileBytes));
-      else
-        cols_k_tile<CO, 4>(part, wgmma_descriptor(src + 64 * cw * BK * 2),
-                           wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2), wgmma_descriptor(src + 2 * kTileBytes));
-      mbarrier_arrive(empty + st);
-#pragma unroll
-      for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
-    }
+    auto acquire = [&](int kt) {
+      const int st = (it + kt) % STAGES;
+      const unsigned char* src = base + st * kStageBytes;
+      mbarrier_wait(full + st, ((it + kt) / STAGES) & 1);
+      const bool half = s.half_last && kt % s.c_tiles == s.c_tiles - 1;  // 32 deep: rows of 64 bytes
+      const int rows = 64 * cw * (half ? 64 : BK * 2);  // the warpgroup's 64 positions
+      return ColsKTile{src + rows, src + kTileBytes + rows, src + 2 * kTileBytes, half};
+    };
+    auto release = [&](int kt) { mbarrier_arrive(empty + (it + kt) % STAGES); };
+    if (CO == 96 && s.KT % 3 == 0) cols_k_loop<CO, 3>(acc, s.KT, acquire, release);
+    else cols_k_loop<CO, 1>(acc, s.KT, acquire, release);
+    it += s.KT;
     store_cols<CO>(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, cw, t, acc, bias);
   }
 }

@@ -92,35 +92,29 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   registers_increase<232>();
   const int cw = wg - 1, t = threadIdx.x % 128;
-  int hq = 0, wq = 0;  // the chunk of (tap row, channel tile 0), the weight tile next
+  int hq = 0, wq = 0;  // this tile's first halo chunk and weight tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-    float acc[CO / 2], part[CO / 2];
+    float acc[CO / 2];
 #pragma unroll
     for (int i = 0; i < CO / 2; ++i) acc[i] = 0.f;
-    for (int tap = 0; tap < 9; ++tap) {
-      const int ky = tap / 3, kx = tap - 3 * ky;
-      for (int c = 0; c < ct; ++c, ++wq) {
-        const int hs = (hq + c) % HS, ws = wq % WS;
-        if (kx == 0) mbarrier_wait(halo_full + hs, ((hq + c) / HS) & 1);
-        mbarrier_wait(w_full + ws, (wq / WS) & 1);
-        const unsigned char* h = halo + hs * kHaloChunkBytes;
-        const unsigned char* w = wts + ws * kWBytes;
-        if (s.half_last && c == ct - 1) {  // rows of 64 bytes
-          const int row = (64 * cw + kx) * 64;
-          cols_k_tile<CO, 2>(part, wgmma_descriptor_64b(h + row), wgmma_descriptor_64b(h + kHaloBoxBytes + row),
-                             wgmma_descriptor_64b(w));
-        } else {
-          const int row = (64 * cw + kx) * 128;
-          cols_k_tile<CO, 4>(part, wgmma_descriptor(h + row), wgmma_descriptor(h + kHaloBoxBytes + row),
-                             wgmma_descriptor(w));
-        }
-        mbarrier_arrive(w_empty + ws);
-        if (kx == 2) mbarrier_arrive(halo_empty + hs);  // the tap row's last read of the chunk
-#pragma unroll
-        for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
-      }
-      if (kx == 2) hq += ct;
-    }
+    // K tile kt: tap kt / ct (row ky, column kx), channel tile kt % ct, in chunk (ky, c)
+    auto acquire = [&](int kt) {
+      const int tap = kt / ct, c = kt - tap * ct, ky = tap / 3, kx = tap - 3 * ky;
+      const int hc = hq + ky * ct + c, hs = hc % HS, ws = (wq + kt) % WS;
+      if (kx == 0) mbarrier_wait(halo_full + hs, (hc / HS) & 1);
+      mbarrier_wait(w_full + ws, ((wq + kt) / WS) & 1);
+      const bool half = s.half_last && c == ct - 1;  // rows of 64 bytes
+      const unsigned char* h = halo + hs * kHaloChunkBytes + (64 * cw + kx) * (half ? 64 : 128);
+      return ColsKTile{h, h + kHaloBoxBytes, wts + ws * kWBytes, half};
+    };
+    auto release = [&](int kt) {
+      const int tap = kt / ct, c = kt - tap * ct, ky = tap / 3, kx = tap - 3 * ky;
+      mbarrier_arrive(w_empty + (wq + kt) % WS);
+      if (kx == 2) mbarrier_arrive(halo_empty + (hq + ky * ct + c) % HS);  // the tap row's last read of the chunk
+    };
+    cols_k_loop<CO, CO == 96 ? 9 : 1>(acc, 9 * ct, acquire, release);
+    hq += 3 * ct;
+    wq += 9 * ct;
     store_cols<CO>(e, s, tile / s.tiles_x, (tile % s.tiles_x) * 128, cw, t, acc, bias);
   }
 }
