@@ -7,19 +7,29 @@
 // (the N halves of cols_k_loop: the same sums per output).
 // With C % 64 == 32 (96 input channels) each tap's last K tile is read 32 deep (64-byte rows, the
 // 64-byte swizzle) instead of 64 with 32 zero channels: the same sums, a quarter fewer MMAs.
-#include "backend/cuda/kernels/split_products/conv_tma.cuh"
+#include "backend/cuda/kernels/split_products/cols_staged_store.cuh"
 
 namespace tf::cuda::conv_tma {
 
 template <int CO>
 constexpr int kColsStageBytes = 2 * kTileBytes + CO * BK * 2;  // hi, lo (128 positions), weights (CO rows)
 constexpr int kSmemOptIn = 227 * 1024;  // sm_90's dynamic shared memory a block, opted in
-template <int CO>  // as many stages as fit beside the alignment slack, barriers and bias, at most 6
-constexpr int kColsStages = (kSmemOptIn - 2048) / kColsStageBytes<CO> < 6 ? (kSmemOptIn - 2048) / kColsStageBytes<CO> : 6;
-template <int CO>  // the stages, their barriers, the bias as floats
-constexpr size_t kColsSmemBytes =
-    size_t(kColsStages<CO>) * kColsStageBytes<CO> + 1024 + 2 * kColsStages<CO> * sizeof(uint64_t) + CO * sizeof(float);
-static_assert(kColsStages<96> == 5 && kColsStages<192> == 4 && kColsSmemBytes<192> <= size_t(kSmemOptIn));
+template <int CO>  // 96 outputs: the staged tile the store warps read (cols_staged_store.cuh)
+constexpr int kColsOutBytes = CO == kStagedCo ? kStagedOutBytes : 0;
+template <int CO>  // as many stages as fit beside the staged tile, alignment slack, barriers and bias, at most 6
+constexpr int kColsStages = (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStageBytes<CO> < 6
+                                ? (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStageBytes<CO>
+                                : 6;
+template <int CO>  // the stages, the staged tile, the barriers (stages' and the staged tile's), the bias as floats
+constexpr size_t kColsSmemBytes = size_t(kColsStages<CO>) * kColsStageBytes<CO> + kColsOutBytes<CO> + 1024 +
+                                  (2 * kColsStages<CO> + 2) * sizeof(uint64_t) + CO * sizeof(float);
+static_assert(kColsStages<96> == 4 && kColsStages<192> == 4 && kColsSmemBytes<192> <= size_t(kSmemOptIn) &&
+              kColsSmemBytes<96> <= size_t(kSmemOptIn));
+// The producer warpgroup's and the consumers' registers: more for the store warps where they store.
+template <int CO>
+constexpr int kProducerRegisters = CO == kStagedCo ? 80 : 40;
+template <int CO>
+constexpr int kConsumerRegisters = CO == kStagedCo ? 208 : 232;
 
 // acc[4 j + q] of consumer thread t: position 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of the
 // tile, output channel 8 j + 2 (t % 4) (+1 for odd q); stored as gemm::store_pair computes (alpha * acc
@@ -136,11 +146,16 @@ __global__ void __launch_bounds__(THREADS, 1)
   constexpr int STAGES = kColsStages<CO>, kStageBytes = kColsStageBytes<CO>;
   extern __shared__ unsigned char smem_raw[];
   auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes);  // the stage's bytes have landed
+  auto* staged = reinterpret_cast<float*>(base + STAGES * kStageBytes);  // 96 outputs: the tile to store
+  auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes + kColsOutBytes<CO>);  // the stage's bytes have landed
   uint64_t* empty = full + STAGES;                                        // both consumers are done with it
-  auto* bias = reinterpret_cast<float*>(empty + STAGES);
+  uint64_t* out_full = empty + STAGES;                                    // the consumers have staged a tile
+  uint64_t* out_empty = out_full + 1;                                     // the store warps have read it
+  auto* bias = reinterpret_cast<float*>(out_empty + 1);
   if (threadIdx.x == 0) {
     mbarrier_init_stages(full, empty, STAGES, 2 * 128);
+    mbarrier_init(out_full, 2 * 128);
+    mbarrier_init(out_empty, kStoreWarps * 32);
     mbarrier_init_fence();
   }
   for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
@@ -148,7 +163,17 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int wg = threadIdx.x / 128;
 
   if (wg == 0) {
-    registers_decrease<40>();
+    registers_decrease<kProducerRegisters<CO>>();
+    if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
+      int n = 0;
+      for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
+        mbarrier_wait(out_full, n & 1);
+        store_staged_cols(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, staged, bias,
+                          threadIdx.x / 32 - 1, threadIdx.x % 32);
+        mbarrier_arrive(out_empty);
+      }
+      return;
+    }
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
@@ -177,8 +202,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     return;
   }
 
-  registers_increase<232>();
+  registers_increase<kConsumerRegisters<CO>>();
   const int cw = wg - 1, t = threadIdx.x % 128;
+  int n = 0;   // tiles staged for the store warps
   int it = 0;  // this tile's first K tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
     float acc[CO / 2];
@@ -196,7 +222,14 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (CO == 96 && s.KT % 3 == 0) cols_k_loop<CO, 3>(acc, s.KT, acquire, release);
     else cols_k_loop<CO, 1>(acc, s.KT, acquire, release);
     it += s.KT;
-    store_cols<CO>(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, cw, t, acc, bias);
+    if constexpr (CO == kStagedCo) {
+      if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
+      stage_cols(staged, cw, t, acc);
+      mbarrier_arrive(out_full);
+      ++n;
+    } else {
+      store_cols<CO>(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, cw, t, acc, bias);
+    }
   }
 }
 

@@ -23,16 +23,16 @@ struct HaloRings {
 };
 template <int CO>
 constexpr HaloRings halo_rings(int c_tiles) {
-  const int chunks = c_tiles + 1, room = kSmemOptIn - 2048 - chunks * kHaloChunkBytes;
+  const int chunks = c_tiles + 1, room = kSmemOptIn - 2048 - kColsOutBytes<CO> - chunks * kHaloChunkBytes;
   const int weights = room / kHaloWeightBytes<CO> < 8 ? room / kHaloWeightBytes<CO> : 8;
   return weights >= 3 ? HaloRings{chunks, weights} : HaloRings{0, 0};
 }
-template <int CO>  // the rings, the alignment slack, their barriers, the bias as floats
+template <int CO>  // the rings, the staged tile, the alignment slack, the barriers, the bias as floats
 constexpr size_t halo_smem_bytes(HaloRings r) {
-  return size_t(r.chunks) * kHaloChunkBytes + size_t(r.weights) * kHaloWeightBytes<CO> + 1024 +
-         2 * (r.chunks + r.weights) * sizeof(uint64_t) + CO * sizeof(float);
+  return size_t(r.chunks) * kHaloChunkBytes + size_t(r.weights) * kHaloWeightBytes<CO> + kColsOutBytes<CO> + 1024 +
+         (2 * (r.chunks + r.weights) + 2) * sizeof(uint64_t) + CO * sizeof(float);
 }
-static_assert(halo_rings<192>(3).weights == 3 && halo_rings<96>(3).weights >= 6 && halo_rings<192>(6).chunks == 0);
+static_assert(halo_rings<192>(3).weights == 3 && halo_rings<96>(3).weights >= 3 && halo_rings<192>(6).chunks == 0);
 
 // Launch: s.BW == 128, s.BH == 1, stride 1, ks 3; maps' boxes 130 positions (64 or 32 channels).
 template <int CO>
@@ -46,14 +46,19 @@ __global__ void __launch_bounds__(THREADS, 1)
   extern __shared__ unsigned char smem_raw[];
   auto* halo = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   unsigned char* wts = halo + HS * kHaloChunkBytes;
-  auto* halo_full = reinterpret_cast<uint64_t*>(wts + WS * kWBytes);
+  auto* staged = reinterpret_cast<float*>(wts + WS * kWBytes);  // 96 outputs: the tile to store
+  auto* halo_full = reinterpret_cast<uint64_t*>(wts + WS * kWBytes + kColsOutBytes<CO>);
   uint64_t* halo_empty = halo_full + HS;
   uint64_t* w_full = halo_empty + HS;
   uint64_t* w_empty = w_full + WS;
-  auto* bias = reinterpret_cast<float*>(w_empty + WS);
+  uint64_t* out_full = w_empty + WS;  // the consumers have staged a tile
+  uint64_t* out_empty = out_full + 1;  // the store warps have read it
+  auto* bias = reinterpret_cast<float*>(out_empty + 1);
   if (threadIdx.x == 0) {
     mbarrier_init_stages(halo_full, halo_empty, HS, 2 * 128);
     mbarrier_init_stages(w_full, w_empty, WS, 2 * 128);
+    mbarrier_init(out_full, 2 * 128);
+    mbarrier_init(out_empty, kStoreWarps * 32);
     mbarrier_init_fence();
   }
   for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
@@ -61,7 +66,17 @@ __global__ void __launch_bounds__(THREADS, 1)
   const int wg = threadIdx.x / 128;
 
   if (wg == 0) {
-    registers_decrease<40>();
+    registers_decrease<kProducerRegisters<CO>>();
+    if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
+      int n = 0;
+      for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
+        mbarrier_wait(out_full, n & 1);
+        store_staged_cols(e, s, tile / s.tiles_x, (tile % s.tiles_x) * 128, staged, bias, threadIdx.x / 32 - 1,
+                          threadIdx.x % 32);
+        mbarrier_arrive(out_empty);
+      }
+      return;
+    }
     if (threadIdx.x != 0) return;
     int hq = 0, wq = 0;  // halo chunks and weight tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
@@ -90,8 +105,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     return;
   }
 
-  registers_increase<232>();
+  registers_increase<kConsumerRegisters<CO>>();
   const int cw = wg - 1, t = threadIdx.x % 128;
+  int n = 0;  // tiles staged for the store warps
   int hq = 0, wq = 0;  // this tile's first halo chunk and weight tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
     float acc[CO / 2];
@@ -115,7 +131,14 @@ __global__ void __launch_bounds__(THREADS, 1)
     cols_k_loop<CO, CO == 96 ? 9 : 1>(acc, 9 * ct, acquire, release);
     hq += 3 * ct;
     wq += 9 * ct;
-    store_cols<CO>(e, s, tile / s.tiles_x, (tile % s.tiles_x) * 128, cw, t, acc, bias);
+    if constexpr (CO == kStagedCo) {
+      if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
+      stage_cols(staged, cw, t, acc);
+      mbarrier_arrive(out_full);
+      ++n;
+    } else {
+      store_cols<CO>(e, s, tile / s.tiles_x, (tile % s.tiles_x) * 128, cw, t, acc, bias);
+    }
   }
 }
 
