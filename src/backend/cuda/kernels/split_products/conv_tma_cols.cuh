@@ -3,8 +3,7 @@
 // output channels (CO = 96 or 192, widths that 128-row Co tiles pad by a quarter or a third), the
 // picture's hi and lo tiles the A operand (64 positions a consumer warpgroup) and the weights' K tile
 // the B operand. Loads, K order and numerics are conv_tma_kernel's: per k16 the picture's lo then hi
-// against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding
-// (the N halves of cols_k_loop: the same sums per output).
+// against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding.
 // With C % 64 == 32 (96 input channels) each tap's last K tile is read 32 deep (64-byte rows, the
 // 64-byte swizzle) instead of 64 with 32 zero channels: the same sums, a quarter fewer MMAs.
 #include "backend/cuda/kernels/split_products/cols_staged_store.cuh"
@@ -64,16 +63,16 @@ __device__ __forceinline__ void store_cols(const gemm::Epilogue& e, const ConvTi
   }
 }
 
-// One K tile's N half into part from zero (per k16 the picture's lo, then hi, against the half's
-// weight rows), committed as one group and not waited for.
-template <int N, int K16>
-__device__ __forceinline__ void cols_k_half(float (&part)[N / 2], uint64_t hi, uint64_t lo, uint64_t w) {
+// One K tile into part from zero (per k16 the picture's lo, then hi, against the weights), committed as
+// one group and not waited for.
+template <int CO, int K16>
+__device__ __forceinline__ void cols_k_tile(float (&part)[CO / 2], uint64_t hi, uint64_t lo, uint64_t w) {
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < K16; ++kk) {
     // the fresh accumulator starts with the first product (d = a b), so part needs no zeroing
-    wgmma_m64k16_bf16<N>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
-    wgmma_m64k16_bf16<N>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
+    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
+    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
   }
   wgmma_commit();
 }
@@ -85,58 +84,66 @@ struct ColsKTile {
   bool half;
 };
 
-template <int CO>
-__device__ __forceinline__ void cols_issue(float (&part)[CO / 4], const ColsKTile& k, int n_half) {
-  if (k.half) {  // the N half's weight rows start CO / 2 rows of 64 bytes on
-    const unsigned char* w = k.w + n_half * (CO / 2) * 64;
-    cols_k_half<CO / 2, 2>(part, wgmma_descriptor_64b(k.hi), wgmma_descriptor_64b(k.lo), wgmma_descriptor_64b(w));
-  } else {
-    const unsigned char* w = k.w + n_half * (CO / 2) * 128;
-    cols_k_half<CO / 2, 4>(part, wgmma_descriptor(k.hi), wgmma_descriptor(k.lo), wgmma_descriptor(w));
-  }
+// A K tile's products, its depth known (DEPTH 32 or 64) or read from k (DEPTH 0).
+template <int CO, int DEPTH = 0>
+__device__ __forceinline__ void cols_issue(float (&part)[CO / 2], const ColsKTile& k) {
+  if (DEPTH == 32 || (DEPTH == 0 && k.half))
+    cols_k_tile<CO, 2>(part, wgmma_descriptor_64b(k.hi), wgmma_descriptor_64b(k.lo), wgmma_descriptor_64b(k.w));
+  else
+    cols_k_tile<CO, 4>(part, wgmma_descriptor(k.hi), wgmma_descriptor(k.lo), wgmma_descriptor(k.w));
 }
 
-// A tile's KT K tiles into acc, each into a fresh accumulator added to acc with one rounding. The
-// output channels are done as two N halves, issued one after the other: while one half's sum is added
-// to acc the other half's products run, so the tensor cores do not wait for the adds. The K tiles go in
-// groups of U (KT % U == 0) written out straight, with no products pending across the loop's back edge:
-// otherwise the compiler cannot tell which group a wait ends and serialises every product. acquire(k)
-// waits for K tile k's bytes and returns its operands; release(k) frees its stage(s) once it is done.
-template <int CO, int U, class Acquire, class Release>
+// A tile's KT K tiles into acc, each into a fresh accumulator added to acc with one rounding.
+// acquire(k) waits for K tile k's bytes and returns its operands; release(k) frees its stage(s) once
+// its products are done. CT > 0 (96 outputs): a tap's CT channel tiles are written out straight (the
+// last 32 deep when HALF) with two accumulators alternating, so K tile k + 1's products run while K tile
+// k's sum is added; no products are pending across the loop's back edge and no branch chooses between
+// products, or the compiler cannot tell which group a wait ends and serialises them. CT = 0: any channel
+// tiles, each K tile's sum added after its products (192 outputs have no registers for a second one).
+template <int CO, int CT, bool HALF, class Acquire, class Release>
 __device__ __forceinline__ void cols_k_loop(float (&acc)[CO / 2], int KT, Acquire acquire, Release release) {
-  float pa[CO / 4], pb[CO / 4];
-  auto add = [&](const float(&part)[CO / 4], int n_half) {
+  auto add = [&](const float(&part)[CO / 2]) {
 #pragma unroll
-    for (int i = 0; i < CO / 4; ++i) acc[n_half * (CO / 4) + i] = __fadd_rn(acc[n_half * (CO / 4) + i], part[i]);
+    for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
   };
-  for (int k0 = 0; k0 < KT; k0 += U) {
-    ColsKTile k = acquire(k0);
-    cols_issue<CO>(pa, k, 0);
-    cols_issue<CO>(pb, k, 1);
-    wgmma_wait<1>();  // K tile k0's first half
-    wgmma_fence_registers(pa);
-    add(pa, 0);
-#pragma unroll
-    for (int u = 1; u < U; ++u) {
-      k = acquire(k0 + u);
-      cols_issue<CO>(pa, k, 0);
-      wgmma_wait<1>();  // K tile k0 + u - 1's second half
-      wgmma_fence_registers(pb);
-      release(k0 + u - 1);
-      add(pb, 1);
-      cols_issue<CO>(pb, k, 1);
-      wgmma_wait<1>();  // K tile k0 + u's first half
-      wgmma_fence_registers(pa);
-      add(pa, 0);
+  if constexpr (CT > 0) {
+    static_assert(CO == kStagedCo && CT <= 3);
+    constexpr int kLast = HALF ? 32 : 64;  // the tap's last channel tile's depth
+    float p0[CO / 2], p1[CO / 2];
+    auto done = [&](float(&part)[CO / 2], int k) {
+      wgmma_fence_registers(part);
+      release(k);
+      add(part);
+    };
+    for (int k0 = 0; k0 < KT; k0 += CT) {
+      cols_issue<CO, CT == 1 ? kLast : 64>(p0, acquire(k0));
+      if constexpr (CT >= 2) {
+        cols_issue<CO, CT == 2 ? kLast : 64>(p1, acquire(k0 + 1));
+        wgmma_wait<1>();
+        done(p0, k0);
+      }
+      if constexpr (CT == 3) {
+        cols_issue<CO, kLast>(p0, acquire(k0 + 2));
+        wgmma_wait<1>();
+        done(p1, k0 + 1);
+      }
+      wgmma_wait<0>();
+      done(CT == 2 ? p1 : p0, k0 + CT - 1);
     }
-    wgmma_wait<0>();
-    wgmma_fence_registers(pb);
-    release(k0 + U - 1);
-    add(pb, 1);
+  } else {
+    float part[CO / 2];
+    for (int kt = 0; kt < KT; ++kt) {
+      cols_issue<CO>(part, acquire(kt));
+      wgmma_wait<0>();
+      wgmma_fence_registers(part);
+      release(kt);
+      add(part);
+    }
   }
 }
 
-template <int CO>
+// CT, HALF: cols_k_loop's (a tap's channel tiles and last tile's depth fixed, or CT = 0).
+template <int CO, int CT, bool HALF>
 __global__ void __launch_bounds__(THREADS, 1)
     conv_tma_cols_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap hi_map,
                          const __grid_constant__ CUtensorMap lo_map, const __grid_constant__ CUtensorMap w32_map,
@@ -219,8 +226,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       return ColsKTile{src + rows, src + kTileBytes + rows, src + 2 * kTileBytes, half};
     };
     auto release = [&](int kt) { mbarrier_arrive(empty + (it + kt) % STAGES); };
-    if (CO == 96 && s.KT % 3 == 0) cols_k_loop<CO, 3>(acc, s.KT, acquire, release);
-    else cols_k_loop<CO, 1>(acc, s.KT, acquire, release);
+    cols_k_loop<CO, CT, HALF>(acc, s.KT, acquire, release);
     it += s.KT;
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile

@@ -35,7 +35,7 @@ constexpr size_t halo_smem_bytes(HaloRings r) {
 static_assert(halo_rings<192>(3).weights == 3 && halo_rings<96>(3).weights >= 3 && halo_rings<192>(6).chunks == 0);
 
 // Launch: s.BW == 128, s.BH == 1, stride 1, ks 3; maps' boxes 130 positions (64 or 32 channels).
-template <int CO>
+template <int CO, int CT, bool HALF>  // as conv_tma_cols_kernel's
 __global__ void __launch_bounds__(THREADS, 1)
     conv_tma_halo_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap hi_map,
                          const __grid_constant__ CUtensorMap lo_map, const __grid_constant__ CUtensorMap w32_map,
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbarrier_arrive(w_empty + (wq + kt) % WS);
       if (kx == 2) mbarrier_arrive(halo_empty + (hq + ky * ct + c) % HS);  // the tap row's last read of the chunk
     };
-    cols_k_loop<CO, CO == 96 ? 9 : 1>(acc, 9 * ct, acquire, release);
+    cols_k_loop<CO, CT, HALF>(acc, 9 * ct, acquire, release);
     hq += 3 * ct;
     wq += 9 * ct;
     if constexpr (CO == kStagedCo) {

@@ -47,24 +47,41 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
                     "split product (conv_tma_kernel)", stream, a, a_lo, hi, lo, t, e);
 }
 
-template <int CO>
+template <int CO, int CT, bool HALF>
 void launch_cols(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap& lo, const CUtensorMap& w32,
                  const CUtensorMap& hi32, const CUtensorMap& lo32, const conv_tma::ConvTiles& t,
                  const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
   static bool raised = false;
-  launch_persistent(conv_tma_cols_kernel<CO>, raised, kColsSmemBytes<CO>, kColsSmemBytes<CO>, t.tiles,
+  launch_persistent(conv_tma_cols_kernel<CO, CT, HALF>, raised, kColsSmemBytes<CO>, kColsSmemBytes<CO>, t.tiles,
                     "split product (conv_tma_cols_kernel)", stream, w, hi, lo, w32, hi32, lo32, t, e);
 }
 
-template <int CO>
+template <int CO, int CT, bool HALF>
 void launch_halo(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap& lo, const CUtensorMap& w32,
                  const CUtensorMap& hi32, const CUtensorMap& lo32, const conv_tma::ConvTiles& t,
                  conv_tma::HaloRings rings, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
   static bool raised = false;
-  launch_persistent(conv_tma_halo_kernel<CO>, raised, size_t(kSmemOptIn), halo_smem_bytes<CO>(rings), t.tiles,
-                    "split product (conv_tma_halo_kernel)", stream, w, hi, lo, w32, hi32, lo32, t, rings, e);
+  launch_persistent(conv_tma_halo_kernel<CO, CT, HALF>, raised, size_t(kSmemOptIn), halo_smem_bytes<CO>(rings),
+                    t.tiles, "split product (conv_tma_halo_kernel)", stream, w, hi, lo, w32, hi32, lo32, t, rings, e);
+}
+
+// 96 outputs: a fixed tap pattern for 2 (the last 32 deep) or 3 channel tiles, else the general loop.
+template <bool HALO, class... A>
+void launch_cols_any(int M, const conv_tma::ConvTiles& t, const A&... args) {
+  const bool ct3 = t.c_tiles == 3 && !t.half_last, ct2h = t.c_tiles == 2 && t.half_last;
+  if constexpr (HALO) {
+    if (M == 96 && ct3) return launch_halo<96, 3, false>(args...);
+    if (M == 96 && ct2h) return launch_halo<96, 2, true>(args...);
+    if (M == 96) return launch_halo<96, 0, false>(args...);
+    return launch_halo<192, 0, false>(args...);
+  } else {
+    if (M == 96 && ct3) return launch_cols<96, 3, false>(args...);
+    if (M == 96 && ct2h) return launch_cols<96, 2, true>(args...);
+    if (M == 96) return launch_cols<96, 0, false>(args...);
+    return launch_cols<192, 0, false>(args...);
+  }
 }
 
 }  // namespace
@@ -124,10 +141,8 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
       h32 = bf16_tensor_map("split product: B hi, 32 deep", b.hi, 3, bdims, bstrides, bbox32, bsteps, true);
       l32 = bf16_tensor_map("split product: B lo, 32 deep", b.lo, 3, bdims, bstrides, bbox32, bsteps, true);
     }
-    if (halo && M == 96) launch_halo<96>(amap, hh, lh, w32, h32, l32, t, rings, e, stream);
-    else if (halo) launch_halo<192>(amap, hh, lh, w32, h32, l32, t, rings, e, stream);
-    else if (M == 96) launch_cols<96>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
-    else launch_cols<192>(amap, hmap, lmap, w32, h32, l32, t, e, stream);
+    if (halo) launch_cols_any<true>(M, t, amap, hh, lh, w32, h32, l32, t, rings, e, stream);
+    else launch_cols_any<false>(M, t, amap, hmap, lmap, w32, h32, l32, t, e, stream);
   } else if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
   else launch<false>(amap, alo, hmap, lmap, t, e, stream);
 }
