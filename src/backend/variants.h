@@ -137,8 +137,8 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      false},
     {Variant::conv_outputs, "TF_CONV_OUTPUTS", {"auto", "columns", "rows"},
      "the TMA-fed convolutions' tiles: `columns` takes 96 or 192 output channels as the wgmma's N (a tile is 128 "
-     "positions x all of them, so the small decoder's widths fill it); `auto` as `columns`, and where a tile is one "
-     "picture row of a 3x3 stride-1 convolution each tap row's inputs are read once for its three taps; `rows` tiles "
+     "positions x all of them, so the small decoder's widths fill it); `auto` as `columns`, and where a 96-output tile is "
+     "one picture row of a 3x3 stride-1 convolution each tap row's inputs are read once for its three taps; `rows` tiles "
      "every one in 128 output channels",
      true},
 }};

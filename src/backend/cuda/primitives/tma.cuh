@@ -47,6 +47,21 @@ __device__ __forceinline__ void mbarrier_wait(uint64_t* bar, uint32_t parity) {
       : "memory");
 }
 
+// The same for a warp that waits long (a store warp for a whole tile's products): it sleeps between
+// tries, so its spinning does not take issue slots from the warps beside it.
+__device__ __forceinline__ void mbarrier_wait_idle(uint64_t* bar, uint32_t parity) {
+  uint32_t done = 0;
+  for (;;) {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+    if (done) return;
+    __nanosleep(256);
+  }
+}
+
 // A 2-D / 3-D box of the tensor map at the given element coordinates (innermost first) into
 // shared memory; coordinates outside the tensor read as zeros.
 __device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar, int c0, int c1) {

@@ -174,7 +174,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
       int n = 0;
       for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-        mbarrier_wait(out_full, n & 1);
+        mbarrier_wait_idle(out_full, n & 1);
         store_staged_cols(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, staged, bias,
                           threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
@@ -221,7 +221,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       const int st = (it + kt) % STAGES;
       const unsigned char* src = base + st * kStageBytes;
       mbarrier_wait(full + st, ((it + kt) / STAGES) & 1);
-      const bool half = s.half_last && kt % s.c_tiles == s.c_tiles - 1;  // 32 deep: rows of 64 bytes
+      const int ct = CT > 0 ? CT : s.c_tiles;  // a constant where fixed: no division per K tile
+      const bool half = s.half_last && kt % ct == ct - 1;  // 32 deep: rows of 64 bytes
       const int rows = 64 * cw * (half ? 64 : BK * 2);  // the warpgroup's 64 positions
       return ColsKTile{src + rows, src + kTileBytes + rows, src + 2 * kTileBytes, half};
     };

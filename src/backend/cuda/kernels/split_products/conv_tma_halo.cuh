@@ -42,7 +42,10 @@ __global__ void __launch_bounds__(THREADS, 1)
                          const __grid_constant__ CUtensorMap hi32_map, const __grid_constant__ CUtensorMap lo32_map,
                          ConvTiles s, HaloRings rings, gemm::Epilogue e) {
   constexpr int kWBytes = kHaloWeightBytes<CO>;
-  const int HS = rings.chunks, WS = rings.weights, ct = s.c_tiles;
+  // with the tap's channel tiles fixed (CT > 0) the rings' depths are constants: no divisions per K tile
+  const int ct = CT > 0 ? CT : s.c_tiles;
+  const int HS = CT > 0 ? halo_rings<CO>(CT).chunks : rings.chunks;
+  const int WS = CT > 0 ? halo_rings<CO>(CT).weights : rings.weights;
   extern __shared__ unsigned char smem_raw[];
   auto* halo = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
   unsigned char* wts = halo + HS * kHaloChunkBytes;
@@ -70,7 +73,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
       int n = 0;
       for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-        mbarrier_wait(out_full, n & 1);
+        mbarrier_wait_idle(out_full, n & 1);
         store_staged_cols(e, s, tile / s.tiles_x, (tile % s.tiles_x) * 128, staged, bias, threadIdx.x / 32 - 1,
                           threadIdx.x % 32);
         mbarrier_arrive(out_empty);
