@@ -6,8 +6,6 @@
 // against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding.
 // With C % 64 == 32 (96 input channels) each tap's last K tile is read 32 deep (64-byte rows, the
 // 64-byte swizzle) instead of 64 with 32 zero channels: the same sums, a quarter fewer MMAs.
-#include <utility>
-
 #include "backend/cuda/kernels/split_products/cols_staged_store.cuh"
 
 namespace tf::cuda::conv_tma {
@@ -97,13 +95,12 @@ __device__ __forceinline__ void cols_issue(float (&part)[CO / 2], const ColsKTil
 
 // A tile's KT K tiles into acc, each into a fresh accumulator added to acc with one rounding.
 // acquire(k) waits for K tile k's bytes and returns its operands; release(k) frees its stage(s) once
-// its products are done. CT > 0 (96 outputs): TAPS taps' K tiles (a tap's CT channel tiles, the last 32
-// deep when HALF) are written out straight as one group with two accumulators alternating, so K tile
-// k + 1's products run while K tile k's sum is added; no products are pending across the loop's back
-// edge and no branch chooses between products, or the compiler cannot tell which group a wait ends and
-// serialises them. CT = 0: any channel tiles, each K tile's sum added after its products (192 outputs
-// have no registers for a second accumulator).
-template <int CO, int CT, bool HALF, int TAPS, class Acquire, class Release>
+// its products are done. CT > 0 (96 outputs): a tap's CT channel tiles are written out straight (the
+// last 32 deep when HALF) with two accumulators alternating, so K tile k + 1's products run while K tile
+// k's sum is added; no products are pending across the loop's back edge and no branch chooses between
+// products, or the compiler cannot tell which group a wait ends and serialises them. CT = 0: any channel
+// tiles, each K tile's sum added after its products (192 outputs have no registers for a second one).
+template <int CO, int CT, bool HALF, class Acquire, class Release>
 __device__ __forceinline__ void cols_k_loop(float (&acc)[CO / 2], int KT, Acquire acquire, Release release) {
   auto add = [&](const float(&part)[CO / 2]) {
 #pragma unroll
@@ -111,37 +108,27 @@ __device__ __forceinline__ void cols_k_loop(float (&acc)[CO / 2], int KT, Acquir
   };
   if constexpr (CT > 0) {
     static_assert(CO == kStagedCo && CT <= 3);
-    constexpr int G = TAPS * CT;  // TAPS taps' K tiles a group (KT % G == 0)
+    constexpr int kLast = HALF ? 32 : 64;  // the tap's last channel tile's depth
     float p0[CO / 2], p1[CO / 2];
-    // K tile u of the group: its accumulator (alternating) and depth (a tap's last is 32 deep with HALF)
-    auto issue = [&]<int u>(std::integral_constant<int, u>, int k0) {
-      constexpr int depth = HALF && u % CT == CT - 1 ? 32 : 64;
-      if constexpr (u % 2 == 0) cols_issue<CO, depth>(p0, acquire(k0 + u));
-      else cols_issue<CO, depth>(p1, acquire(k0 + u));
+    auto done = [&](float(&part)[CO / 2], int k) {
+      wgmma_fence_registers(part);
+      release(k);
+      add(part);
     };
-    auto done = [&]<int u>(std::integral_constant<int, u>, int k0) {
-      if constexpr (u % 2 == 0) {
-        wgmma_fence_registers(p0);
-        release(k0 + u);
-        add(p0);
-      } else {
-        wgmma_fence_registers(p1);
-        release(k0 + u);
-        add(p1);
+    for (int k0 = 0; k0 < KT; k0 += CT) {
+      cols_issue<CO, CT == 1 ? kLast : 64>(p0, acquire(k0));
+      if constexpr (CT >= 2) {
+        cols_issue<CO, CT == 2 ? kLast : 64>(p1, acquire(k0 + 1));
+        wgmma_wait<1>();
+        done(p0, k0);
       }
-    };
-    auto step = [&]<int u>(std::integral_constant<int, u>, int k0) {  // u >= 1: issue u, then finish u - 1
-      issue(std::integral_constant<int, u>{}, k0);
-      wgmma_wait<1>();
-      done(std::integral_constant<int, u - 1>{}, k0);
-    };
-    for (int k0 = 0; k0 < KT; k0 += G) {
-      issue(std::integral_constant<int, 0>{}, k0);
-      [&]<int... u>(std::integer_sequence<int, u...>) {
-        (step(std::integral_constant<int, u + 1>{}, k0), ...);
-      }(std::make_integer_sequence<int, G - 1>{});
+      if constexpr (CT == 3) {
+        cols_issue<CO, kLast>(p0, acquire(k0 + 2));
+        wgmma_wait<1>();
+        done(p1, k0 + 1);
+      }
       wgmma_wait<0>();
-      done(std::integral_constant<int, G - 1>{}, k0);
+      done(CT == 2 ? p1 : p0, k0 + CT - 1);
     }
   } else {
     float part[CO / 2];
@@ -240,8 +227,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       return ColsKTile{src + rows, src + kTileBytes + rows, src + 2 * kTileBytes, half};
     };
     auto release = [&](int kt) { mbarrier_arrive(empty + (it + kt) % STAGES); };
-    // a tap row a group, but one tap where three channel tiles would need more registers
-    cols_k_loop<CO, CT, HALF, CT == 3 ? 1 : 3>(acc, s.KT, acquire, release);
+    cols_k_loop<CO, CT, HALF>(acc, s.KT, acquire, release);
     it += s.KT;
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile

@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbarrier_arrive(w_empty + (wq + kt) % WS);
       if (kx == 2) mbarrier_arrive(halo_empty + (hq + ky * ct + c) % HS);  // the tap row's last read of the chunk
     };
-    cols_k_loop<CO, CT, HALF, CT == 3 ? 1 : 3>(acc, 9 * ct, acquire, release);  // as the column kernel
+    cols_k_loop<CO, CT, HALF>(acc, 9 * ct, acquire, release);
     hq += 3 * ct;
     wq += 9 * ct;
     if constexpr (CO == kStagedCo) {

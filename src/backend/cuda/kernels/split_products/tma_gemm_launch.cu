@@ -70,8 +70,7 @@ void launch_halo(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap&
 // 96 outputs: a fixed tap pattern for 2 (the last 32 deep) or 3 channel tiles, else the general loop.
 template <bool HALO, class... A>
 void launch_cols_any(int M, const conv_tma::ConvTiles& t, const A&... args) {
-  // (the fixed patterns run a tap row, 3 taps, as one group: 3x3 only)
-  const bool ct3 = t.ks == 3 && t.c_tiles == 3 && !t.half_last, ct2h = t.ks == 3 && t.c_tiles == 2 && t.half_last;
+  const bool ct3 = t.c_tiles == 3 && !t.half_last, ct2h = t.c_tiles == 2 && t.half_last;
   if constexpr (HALO) {
     if (M == 96 && ct3) return launch_halo<96, 3, false>(args...);
     if (M == 96 && ct2h) return launch_halo<96, 2, true>(args...);
