@@ -21,24 +21,25 @@
 #include "backend/cuda/kernels/norm/group_norm_affine.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
+#include "backend/cuda/kernels/split_products/staged_store.cuh"
 #include "backend/cuda/primitives/tma.cuh"
 #include "backend/cuda/primitives/wgmma.cuh"
 
 namespace tf::cuda::conv_tma {
 
-constexpr int BM = 128, BN = 128, BK = 64, THREADS = 384;
-constexpr int kTileBytes = 128 * BK * 2;  // one operand tile: 128 rows of 128 bytes
 template <bool A_SPLIT>
 constexpr int kTilesPerStage = A_SPLIT ? 4 : 3;  // (A hi, A lo,) B hi, B lo
 template <bool A_SPLIT>
-constexpr int kStages = A_SPLIT ? 3 : 4;  // as many as fit in 227 KB
+constexpr int kStages = 3;  // as many as fit in 227 KB (beside the staged tile without A_SPLIT)
 // The epilogue's staging rows: each consumer warp writes 8 Co rows of its sums at a time, 128 positions each.
 constexpr int kOutRowsPerWarp = 8;
 constexpr size_t kOutBytes = size_t(8) * kOutRowsPerWarp * BN * sizeof(float);  // 8 consumer warps
-// Without a residual the launch leaves the staging rows out (more of the SM's memory stays L1).
+// Without A_SPLIT a tile's sums go through a staged tile to the store warps (staged_store.cuh); with it
+// the consumers store, through staging rows where there is a residual (the launch adds kOutBytes).
 template <bool A_SPLIT>
-constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes + 1024 +
-                              2 * kStages<A_SPLIT> * sizeof(uint64_t);
+constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes +
+                              (A_SPLIT ? 0 : kStagedBytes<BM>) + 1024 + (2 * kStages<A_SPLIT> + 2) * sizeof(uint64_t);
+static_assert(kSmemBytes<false> <= 227 * 1024 && kSmemBytes<true> + kOutBytes <= 227 * 1024);
 
 constexpr int kSplitPositions = 128;  // positions per block of the split pass, 32 at a time
 
@@ -153,15 +154,6 @@ __global__ void split_elementwise(const float* __restrict__ x, int64_t n, __nv_b
   lo[i] = l;
 }
 
-struct ConvTiles {
-  int m_tiles, tiles_x, tiles;  // tile i: Co rows (i % m_tiles) * 128, positions tile i / m_tiles (x fastest)
-  int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
-  int ks, stride, pad_top, pad_left;
-  int c_tiles, KT;  // Cp / 64; K tiles per output tile (taps * c_tiles)
-  int half_last;    // conv_tma_cols_kernel: each tap's last channel tile is 32 deep (C % 64 == 32)
-  int Ho, Wo;
-};
-
 // The tile's accumulators plus the residual into y: acc[4 j + q] of consumer thread t is Co row
 // 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of its warpgroup's 64, tile column 8 j + 2 (t % 4) (+1).
 // Each warp passes its rows through shared memory (`rows`, [8][BN], columns XOR-swizzled by 8 x row
@@ -261,18 +253,35 @@ __global__ void __launch_bounds__(THREADS, 1)
   constexpr int kB = A_SPLIT ? 2 : 1;  // the B hi tile's index in a stage
   extern __shared__ unsigned char smem_raw[];
   auto* base = reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(smem_raw) + 1023) & ~uintptr_t(1023));
-  auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes);  // the stage's bytes have landed
+  constexpr int kStaged = A_SPLIT ? 0 : kStagedBytes<BM>;
+  auto* staged = reinterpret_cast<float*>(base + STAGES * kStageBytes);  // without A_SPLIT: the tile to store
+  auto* full = reinterpret_cast<uint64_t*>(base + STAGES * kStageBytes + kStaged);  // the stage's bytes have landed
   uint64_t* empty = full + STAGES;                                        // both consumers are done with it
-  auto* out_rows = reinterpret_cast<float*>(empty + STAGES);               // [8 consumer warps][8][BN]
+  uint64_t* out_full = empty + STAGES;                                    // the consumers have staged a tile
+  uint64_t* out_empty = out_full + 1;                                     // the store warps have read it
+  auto* out_rows = reinterpret_cast<float*>(out_empty + 1);                // A_SPLIT: [8 consumer warps][8][BN]
   if (threadIdx.x == 0) {
     mbarrier_init_stages(full, empty, STAGES, 2 * 128);
+    mbarrier_init(out_full, 2 * 128);
+    mbarrier_init(out_empty, kStoreWarps * 32);
     mbarrier_init_fence();
   }
   __syncthreads();
   const int wg = threadIdx.x / 128;
 
   if (wg == 0) {
-    registers_decrease<40>();
+    registers_decrease<A_SPLIT ? 40 : 80>();
+    if (!A_SPLIT && threadIdx.x >= 32) {  // the store warps
+      int n = 0;
+      for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
+        const int pt = tile / s.m_tiles;
+        mbarrier_wait_idle(out_full, n & 1);
+        store_staged<BM, 0>(e, s, (tile % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, staged,
+                            threadIdx.x / 32 - 1, threadIdx.x % 32);
+        mbarrier_arrive(out_empty);
+      }
+      return;
+    }
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
@@ -296,8 +305,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     return;
   }
 
-  registers_increase<232>();
+  registers_increase<A_SPLIT ? 232 : 208>();
   const int cw = wg - 1, t = threadIdx.x % 128;
+  int n = 0;  // tiles staged for the store warps
   int it = 0;
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
     float acc[64], part[64];
@@ -319,9 +329,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     }
     const int pt = tile / s.m_tiles;
     const int m0 = (tile % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
-    // whole rows pay where the residual's loads are; without one the scattered stores are as fast
-    if (e.residual) store_tile_rows(e, s, m0, oy0, ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
-    else store_tile_direct(e, s, m0, oy0, ox0, cw, t, acc);
+    if constexpr (!A_SPLIT) {
+      if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
+      stage_rows(staged, cw, t, acc);
+      mbarrier_arrive(out_full);
+      ++n;
+    } else if (e.residual) {  // whole rows pay where the residual's loads are; without one scattered stores are as fast
+      store_tile_rows(e, s, m0, oy0, ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
+    } else {
+      store_tile_direct(e, s, m0, oy0, ox0, cw, t, acc);
+    }
   }
 }
 

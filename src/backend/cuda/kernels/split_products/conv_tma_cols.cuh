@@ -6,15 +6,16 @@
 // against the weights into a fresh per-K-tile accumulator, added to the running one with one rounding.
 // With C % 64 == 32 (96 input channels) each tap's last K tile is read 32 deep (64-byte rows, the
 // 64-byte swizzle) instead of 64 with 32 zero channels: the same sums, a quarter fewer MMAs.
-#include "backend/cuda/kernels/split_products/cols_staged_store.cuh"
+#include "backend/cuda/kernels/split_products/conv_tma.cuh"
 
 namespace tf::cuda::conv_tma {
 
 template <int CO>
 constexpr int kColsStageBytes = 2 * kTileBytes + CO * BK * 2;  // hi, lo (128 positions), weights (CO rows)
 constexpr int kSmemOptIn = 227 * 1024;  // sm_90's dynamic shared memory a block, opted in
-template <int CO>  // 96 outputs: the staged tile the store warps read (cols_staged_store.cuh)
-constexpr int kColsOutBytes = CO == kStagedCo ? kStagedOutBytes : 0;
+constexpr int kStagedCo = 96;  // the output width whose tiles are stored by the store warps (staged_store.cuh)
+template <int CO>  // the staged tile the store warps read
+constexpr int kColsOutBytes = CO == kStagedCo ? kStagedBytes<kStagedCo> : 0;
 template <int CO>  // as many stages as fit beside the staged tile, alignment slack, barriers and bias, at most 6
 constexpr int kColsStages = (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStageBytes<CO> < 6
                                 ? (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStageBytes<CO>
@@ -175,8 +176,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       int n = 0;
       for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
         mbarrier_wait_idle(out_full, n & 1);
-        store_staged_cols(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, staged, bias,
-                          threadIdx.x / 32 - 1, threadIdx.x % 32);
+        store_staged<kStagedCo, 1>(e, s, 0, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, staged,
+                                   threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
       }
       return;

@@ -42,8 +42,9 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
             const conv_tma::ConvTiles& t, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
   static bool raised = false;
-  const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kOutBytes : 0);  // the staging rows only where used
-  launch_persistent(conv_tma_kernel<A_SPLIT>, raised, kSmemBytes<A_SPLIT> + kOutBytes, smem, t.tiles,
+  constexpr size_t kRows = A_SPLIT ? kOutBytes : 0;        // the consumers' staging rows (A_SPLIT only)
+  const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kRows : 0);  // only where used
+  launch_persistent(conv_tma_kernel<A_SPLIT>, raised, kSmemBytes<A_SPLIT> + kRows, smem, t.tiles,
                     "split product (conv_tma_kernel)", stream, a, a_lo, hi, lo, t, e);
 }
 

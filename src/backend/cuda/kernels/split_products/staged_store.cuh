@@ -1,0 +1,111 @@
+#pragma once
+// A persistent product's epilogue taken off the tensor cores' path: the consumers write a tile's sums
+// (ROWS output channels x 128 positions, fp32) into a staged tile in shared memory and go on to the
+// next tile's products, while three warps of the producer warpgroup add the bias and residual and store
+// it. Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "backend/cuda/kernels/split_products/conv_tiles.cuh"
+#include "backend/cuda/kernels/split_products/split_gemm.cuh"
+
+namespace tf::cuda::conv_tma {
+
+constexpr int kStagedPositions = 128;
+constexpr int kStoreWarps = 3;  // warps 1-3 of the producer warpgroup
+template <int ROWS>
+constexpr int kStagedBytes = ROWS * kStagedPositions * 4;
+
+// Position p of row r sits at p ^ (8 ((r >> SHIFT) & 3)) in the row: the consumers' pair writes then
+// spread over the banks (SHIFT 1: a lane quad writes channel pairs; 0: lanes of a quad share a row),
+// and 4-position groups stay whole for the store warps' 16-byte reads.
+template <int SHIFT>
+__device__ __forceinline__ int staged_at(int r, int p) {
+  return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
+}
+
+// Store warp w (0-2), lane l: positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... (output
+// channel m0 + r); each batch's residual values are loaded before any of its stores (the output may be
+// the residual's own buffer).
+template <int ROWS, int SHIFT>
+__device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
+                                             const float* staged, int w, int lane) {
+  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // 4 positions share a row (BW % 4 == 0)
+  if (oy >= s.Ho || ox >= s.Wo) return;
+  const bool vec4 = ox + 3 < s.Wo && s.Wo % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
+                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
+  const int64_t at = int64_t(oy) * s.Wo + ox;
+  constexpr int kBatch = 4;  // residual loads in flight a lane (more spill at the store warps' registers)
+#pragma unroll 1
+  for (int r0 = w; r0 < ROWS; r0 += kStoreWarps * kBatch) {
+    float4 res[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int r = r0 + kStoreWarps * b, m = m0 + r;
+      res[b] = make_float4(0.f, 0.f, 0.f, 0.f);
+      if (e.residual && r < ROWS && m < e.M) {
+        const float* src = e.residual + int64_t(m) * e.ldc + at;
+        if (vec4) {
+          res[b] = *reinterpret_cast<const float4*>(src);
+        } else {
+          res[b].x = src[0];
+          if (ox + 1 < s.Wo) res[b].y = src[1];
+          if (ox + 2 < s.Wo) res[b].z = src[2];
+          if (ox + 3 < s.Wo) res[b].w = src[3];
+        }
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int r = r0 + kStoreWarps * b, m = m0 + r;
+      if (r >= ROWS || m >= e.M) continue;
+      const float4 v = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, p));
+      const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+      auto y = [&](float a, float rr) {
+        const float t = __fadd_rn(__fmul_rn(e.alpha, a), bias);
+        return e.residual ? __fadd_rn(t, rr) : t;
+      };
+      const float4 o = make_float4(y(v.x, res[b].x), y(v.y, res[b].y), y(v.z, res[b].z), y(v.w, res[b].w));
+      float* dst = e.c + int64_t(m) * e.ldc + at;
+      if (vec4) {
+        *reinterpret_cast<float4*>(dst) = o;
+      } else {
+        dst[0] = o.x;
+        if (ox + 1 < s.Wo) dst[1] = o.y;
+        if (ox + 2 < s.Wo) dst[2] = o.z;
+        if (ox + 3 < s.Wo) dst[3] = o.w;
+      }
+    }
+  }
+}
+
+// The column tiles' consumer thread t of warpgroup cw (96 output channels as N): acc[4 j + q] is
+// position 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), channel 8 j + 2 (t % 4) (+1 for odd q).
+__device__ __forceinline__ void stage_cols(float* staged, int cw, int t, const float (&acc)[48]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int p = 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+#pragma unroll
+    for (int j = 0; j < 12; ++j) {
+      const int c = 8 * j + 2 * (t % 4);
+      staged[staged_at<1>(c, p)] = acc[4 * j + 2 * h];
+      staged[staged_at<1>(c + 1, p)] = acc[4 * j + 2 * h + 1];
+    }
+  }
+}
+
+// The row tiles' consumer thread t of warpgroup cw (128 output channels as M): acc[4 j + q] is row
+// 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1 for odd q).
+__device__ __forceinline__ void stage_rows(float* staged, int cw, int t, const float (&acc)[64]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int r = 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+      *reinterpret_cast<float2*>(staged + staged_at<0>(r, 8 * j + 2 * (t % 4))) =
+          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+  }
+}
+
+}  // namespace tf::cuda::conv_tma
