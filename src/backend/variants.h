@@ -33,6 +33,7 @@ enum class Variant : int {
   sampler_loop,
   linear_epilogue,
   conv_outputs,
+  conv_upsample,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -141,6 +142,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "one picture row of a 3x3 stride-1 convolution each tap row's inputs are read once for its three taps; `rows` tiles "
      "every one in 128 output channels",
      true},
+    {Variant::conv_upsample, "TF_CONV_UPSAMPLE", {"subpixel", "upsampled"},
+     "CUDA's nearest 2x upsample + 3x3 convolution on the TMA kernels (channels a multiple of 64, outputs other than "
+     "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
+     "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
+     false},
 }};
 
 namespace variants {

@@ -1,4 +1,8 @@
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -52,7 +56,8 @@ BytesDiff bytes_diff(const std::vector<float>& a, const std::vector<float>& b) {
 
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
 // TF_CONV_OUTPUTS says.
-std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto") {
+std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto",
+                              const char* upsample = "upsampled") {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -71,6 +76,7 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
   EXPECT_EQ(cudaMemset(dy, 0xFF, r.size() * sizeof(float)), cudaSuccess);  // NaN where nothing is written
   variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
   variants::Override tiles(Variant::conv_outputs, outputs);
+  variants::Override up(Variant::conv_upsample, upsample);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -81,6 +87,61 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
     if (p) cudaFree(p);
   return y;
 }
+// The upsampled picture's convolution in double from the same inputs as conv_bytes (seed), and each
+// output's scale sum |w x| + |bias| + |residual|; with `rounded_sums` each class's summed weights are
+// rounded to bf16 first (what the sub-pixel kernel would compute without the weights' lo parts).
+struct Reference {
+  std::vector<double> y, scale;
+};
+Reference upsample_conv_reference(const Shape2d& c, uint32_t seed, bool rounded_sums = false) {
+  const int Ho = 2 * c.H, Wo = 2 * c.W;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n(0.f, 1.f);
+  std::vector<float> x(size_t(c.Ci) * c.H * c.W), r(size_t(c.Co) * Ho * Wo), w(size_t(c.Co) * c.Ci * 9), b(c.Co);
+  for (auto& v : x) v = n(rng);
+  for (auto& v : r) v = n(rng);
+  for (auto& v : w) v = __bfloat162float(__float2bfloat16(0.05f * n(rng)));
+  for (auto& v : b) v = __bfloat162float(__float2bfloat16(0.1f * n(rng)));
+  Reference ref{std::vector<double>(r.size()), std::vector<double>(r.size())};
+  for (int co = 0; co < c.Co; ++co)
+    for (int oy = 0; oy < Ho; ++oy)
+      for (int ox = 0; ox < Wo; ++ox) {
+        double sum = b[co], scale = std::abs(b[co]);
+        for (int ci = 0; ci < c.Ci; ++ci) {
+          const float* wc = &w[(size_t(co) * c.Ci + ci) * 9];
+          // the class's 2x2 taps: input (sy, sx) collects the 3x3 weights that land on it
+          for (int sy = (oy - 1) / 2 - (oy == 0); sy <= (oy + 1) / 2; ++sy)
+            for (int sx = (ox - 1) / 2 - (ox == 0); sx <= (ox + 1) / 2; ++sx) {
+              if (sy < 0 || sy >= c.H || sx < 0 || sx >= c.W) continue;
+              float wsum = 0.f;
+              for (int ky = 0; ky < 3; ++ky)
+                for (int kx = 0; kx < 3; ++kx) {
+                  const int uy = oy - 1 + ky, ux = ox - 1 + kx;
+                  if (uy >= 0 && uy < Ho && ux >= 0 && ux < Wo && uy / 2 == sy && ux / 2 == sx) wsum += wc[3 * ky + kx];
+                }
+              if (rounded_sums) wsum = __bfloat162float(__float2bfloat16(wsum));
+              const double xv = x[(size_t(ci) * c.H + sy) * c.W + sx];
+              sum += double(wsum) * xv;
+              scale += std::abs(double(wsum) * xv);
+            }
+        }
+        const size_t at = (size_t(co) * Ho + oy) * Wo + ox;
+        if (c.residual) sum += r[at], scale += std::abs(r[at]);
+        ref.y[at] = sum;
+        ref.scale[at] = scale;
+      }
+  return ref;
+}
+// The largest |y - reference| / scale.
+double worst_scaled_error(const std::vector<float>& y, const Reference& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(double(y[i]) - ref.y[i]) / ref.scale[i]);
+  return worst;
+}
+double worst_scaled_error(const std::vector<double>& y, const Reference& ref) {
+  return worst_scaled_error(std::vector<float>(y.begin(), y.end()), ref);
+}
+
 // The attention's output bytes with its operands split beforehand (TMA) or inside the products.
 std::vector<float> attention_bytes(int D, int N, bool tma) {
   std::mt19937 rng(7);
@@ -242,6 +303,39 @@ TEST(CudaConv, PaddedChannelsGiveTheZeroPaddedPicturesBytes) {
 #endif
 }
 
+// A nearest 2x upsample + 3x3 convolution as sub-pixel classes (summed weights as bf16 hi + lo): every
+// output written, within 2^-14 of its scale (sum |w x|) of the double reference, and no further from it
+// than 4x the upsampled picture's convolution (itself within 2^-14); the control, the summed weights
+// rounded to bf16 (the lo parts dropped), is caught by that criterion. Rows and column tiles, partial tiles.
+TEST(CudaConv, SubPixelUpsampleIsWithinTheUpsampledConvolutionsError) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  const Shape2d shapes[] = {
+      {64, 256, 12, 16, 3, 1, true, false}, {128, 192, 9, 150, 3, 1, true, true}, {192, 192, 3, 128, 3, 1, true, false},
+      {384, 384, 2, 128, 3, 1, true, false}, {64, 64, 7, 33, 3, 1, true, true},     {128, 130, 5, 40, 3, 1, true, false},
+  };
+  uint32_t seed = 81;
+  for (const Shape2d& c : shapes) {
+    const Reference ref = upsample_conv_reference(c, seed);
+    const std::vector<float> sub = conv_bytes(c, true, seed, "auto", "subpixel");
+    const std::vector<float> up = conv_bytes(c, true, seed, "auto", "upsampled");
+    const double e_sub = worst_scaled_error(sub, ref), e_up = worst_scaled_error(up, ref);
+    const Reference bad = upsample_conv_reference(c, seed, true);
+    const double e_bad = worst_scaled_error(bad.y, ref);
+    const std::string what = "Ci " + std::to_string(c.Ci) + " Co " + std::to_string(c.Co) + " " +
+                             std::to_string(c.H) + "x" + std::to_string(c.W);
+    EXPECT_EQ(bytes_diff(sub, sub).nan, 0u) << what << ": outputs left unwritten";
+    EXPECT_LE(e_up, 0x1p-14) << what;
+    EXPECT_LE(e_sub, 0x1p-14) << what;
+    EXPECT_LE(e_sub, 4 * e_up) << what << " (upsampled " << e_up << ")";
+    EXPECT_GT(e_bad, 4 * e_up) << what << ": the control (summed weights rounded to bf16) passes";
+    std::printf("subpixel %s: worst error / scale %.3g, upsampled %.3g, control %.3g\n", what.c_str(), e_sub, e_up,
+                e_bad);
+    ++seed;
+  }
+#endif
+}
+
 // Reading the input through the upsample gives the bytes of storing the upsampled picture first.
 TEST(CudaConv, FoldedUpsampleGivesTheStoredOnesBytes) {
   TF_REQUIRE_CUDA_GPU();
@@ -256,6 +350,7 @@ TEST(CudaConv, FoldedUpsampleGivesTheStoredOnesBytes) {
     upsample_nearest2x(dx, u);
     conv2d(u, dw, db, {}, stored);
     Tensor folded = empty(DType::F32, {96, 26, 44}, Device::CUDA);
+    variants::Override up(Variant::conv_upsample, "upsampled");
     upsample_nearest2x_conv2d(dx, dw, db, {}, folded);
     const Tensor a = to_device(stored, Device::CPU), f = to_device(folded, Device::CPU);
     EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "Ci " << ci;

@@ -8,6 +8,7 @@
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
 #include "backend/cuda/kernels/channels_f32.h"
 #include "backend/cuda/kernels/conv/conv_few_outputs.cuh"
+#include "backend/cuda/kernels/conv/subpixel_weights.h"
 #include "backend/variants.h"
 
 namespace tf::cuda {
@@ -32,6 +33,13 @@ bool tma_applies(const ConvShape& s) {
 // The TMA kernel's channels per tap: Ci rounded up to its 64-deep K tiles.
 int padded_channels(int Ci) { return (Ci + 63) / 64 * 64; }
 
+// A nearest 2x upsample and a 3x3 convolution run as sub-pixel classes (subpixel_weights.h).
+bool subpixel_applies(const ConvShape& s, bool norm) {
+  return s.upsample_input && !norm && s.kh == 3 && s.stride == 1 && s.pad_top == 1 && s.pad_left == 1 &&
+         s.pad_bottom == 1 && s.pad_right == 1 && !conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride) &&
+         subpixel_supported(s.Ci, s.Co) && variant_is<Variant::conv_upsample>("subpixel");
+}
+
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 }  // namespace
 
@@ -39,8 +47,12 @@ size_t conv_workspace_bytes(const ConvShape& s) {
   const int taps = s.kh * s.kw;
   if (!tma_applies(s)) return s.kh == 3 && s.Ci % 32 == 0 ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
   const int Cp = padded_channels(s.Ci);
+  // (the sub-pixel classes' weights and low-resolution picture where they apply; the upsampled path's otherwise)
   const size_t weights = taps > 1 || Cp != s.Ci ? size_t(s.Co) * Cp * taps * sizeof(__nv_bfloat16) : 0;
   const size_t picture = size_t(s.Ci) * (s.upsample_input ? 4 : 1) * s.H * s.W * sizeof(__nv_bfloat16);
+  const size_t sub_weights = size_t(s.Co) * Cp * 28 * sizeof(__nv_bfloat16);
+  const size_t sub_picture = size_t(s.Ci) * s.H * s.W * sizeof(__nv_bfloat16);
+  if (subpixel_applies(s, false)) return aligned(sub_weights) + 2 * aligned(sub_picture);
   return aligned(weights) + 2 * aligned(picture);  // tap-major weights, x hi, x lo (channels last)
 }
 
@@ -132,8 +144,24 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
   run_gemm(wp, b, bias, residual, y, s.Co, stream);
 }
 
+// The sub-pixel classes: the picture split at its own size, each class's weights summed, one launch.
+void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
+                  const ConvShape& s, void* workspace, cudaStream_t stream) {
+  auto* ws = static_cast<unsigned char*>(workspace);
+  const int Cp = padded_channels(s.Ci);
+  auto* wk = reinterpret_cast<__nv_bfloat16*>(ws);
+  launch_subpixel_weights(w, s.Co, s.Ci, wk, stream);
+  ws += aligned(size_t(s.Co) * Cp * 28 * sizeof(__nv_bfloat16));
+  auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
+  auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16)));
+  launch_split_channels_last(x, s.Ci, s.H, s.W, false, nullptr, hi, lo, stream);
+  const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
+  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, s.H, s.W}, {3, 1, 1, 1, s.H, s.W, true}, e, stream);
+}
+
 void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
              const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  if (subpixel_applies(s, norm != nullptr)) return run_subpixel(x, w, bias, residual, y, s, workspace, stream);
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);

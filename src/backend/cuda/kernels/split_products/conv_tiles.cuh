@@ -1,5 +1,6 @@
 #pragma once
 // The TMA-fed products' tile geometry, shared by their kernels and epilogues.
+#include <cstdint>
 
 namespace tf::cuda::conv_tma {
 
@@ -7,12 +8,34 @@ constexpr int BM = 128, BN = 128, BK = 64, THREADS = 384;
 constexpr int kTileBytes = 128 * BK * 2;  // one operand tile: 128 rows of 128 bytes
 
 struct ConvTiles {
-  int m_tiles, tiles_x, tiles;  // tile i: Co rows (i % m_tiles) * 128, positions tile i / m_tiles (x fastest)
+  int m_tiles, tiles_x, tiles;  // tile i: class i % classes, then Co rows ((i / classes) % m_tiles) * 128, then
+                                // positions tile i / classes / m_tiles (x fastest)
   int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
   int ks, stride, pad_top, pad_left;
   int c_tiles, KT;  // Cp / 64; K tiles per output tile (taps * c_tiles)
   int half_last;    // conv_tma_cols_kernel: each tap's last channel tile is 32 deep (C % 64 == 32)
   int Ho, Wo;
+  // Sub-pixel tiles (a nearest 2x upsample then a 3x3 convolution, classes == 4): class (a, b) = (i / 2, i % 2)
+  // computes outputs (2 oy + a, 2 ox + b) of the 2Ho x 2Wo output as a 2x2 window over the Ho x Wo picture
+  // (pad_top 1 - a, pad_left 1 - b) with its own weights: KT two-product K tiles, then KT1 one-product ones
+  // (the picture's hi against the weights' lo, taps lo_tap(class, j)); A's columns per class: class_k.
+  int classes, KT1, class_k;
 };
+
+// The output positions of one tile's class: position (oy, ox) of the class's grid at base + oy row + ox col.
+struct OutMap {
+  int64_t base, row;
+  int col;
+};
+__device__ __forceinline__ OutMap out_map(const ConvTiles& s, int cls) {
+  if (s.classes == 1) return {0, s.Wo, 1};
+  return {int64_t(cls / 2) * 2 * s.Wo + cls % 2, int64_t(4) * s.Wo, 2};
+}
+// The class's window offset: 1 - a rows, 1 - b columns before its output (s.pad_* without classes).
+__device__ __forceinline__ int class_pad_top(const ConvTiles& s, int cls) { return s.classes == 1 ? s.pad_top : 1 - cls / 2; }
+__device__ __forceinline__ int class_pad_left(const ConvTiles& s, int cls) { return s.classes == 1 ? s.pad_left : 1 - cls % 2; }
+// The class's j-th one-product tap (of 3): every 2x2 tap but the one whose weight is a single 3x3 weight
+// (tap (a, b): exact in bf16, so its lo part is zero).
+__device__ __forceinline__ int lo_tap(int cls, int j) { return j < cls ? j : j + 1; }
 
 }  // namespace tf::cuda::conv_tma

@@ -274,10 +274,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (!A_SPLIT && threadIdx.x >= 32) {  // the store warps
       int n = 0;
       for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-        const int pt = tile / s.m_tiles;
+        const int cls = tile % s.classes, mt = tile / s.classes, pt = mt / s.m_tiles;
         mbarrier_wait_idle(out_full, n & 1);
-        store_staged<BM, 0>(e, s, (tile % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, staged,
-                            threadIdx.x / 32 - 1, threadIdx.x % 32);
+        store_staged<BM, 0, true>(e, s, (mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
+                            out_map(s, cls), staged, threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
       }
       return;
@@ -285,9 +285,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int m0 = (tile % s.m_tiles) * BM, pt = tile / s.m_tiles;
-      const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - s.pad_left;
-      const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - s.pad_top;
+      const int cls = tile % s.classes, mt = tile / s.classes, m0 = (mt % s.m_tiles) * BM, pt = mt / s.m_tiles;
+      const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - class_pad_left(s, cls);
+      const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - class_pad_top(s, cls);
+      const int k0 = cls * s.class_k;  // the class's weights
       int c = 0, tap = 0;
       for (int kt = 0; kt < s.KT; ++kt, ++it) {
         const int st = it % STAGES;
@@ -295,11 +296,22 @@ __global__ void __launch_bounds__(THREADS, 1)
         unsigned char* dst = base + st * kStageBytes;
         mbarrier_arrive_expect_tx(full + st, kStageBytes);
         const int ky = tap / s.ks, kx = tap - ky * s.ks;
-        tma_load_2d(dst, &w_map, full + st, kt * BK, m0);
+        tma_load_2d(dst, &w_map, full + st, k0 + kt * BK, m0);
         if constexpr (A_SPLIT) tma_load_2d(dst + kTileBytes, &w_lo_map, full + st, kt * BK, m0);
         tma_load_3d(dst + kB * kTileBytes, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
         tma_load_3d(dst + (kB + 1) * kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
         if (++c == s.c_tiles) c = 0, ++tap;
+      }
+      c = 0;
+      for (int j = 0, kt = s.KT; j < s.KT1; ++j, ++kt, ++it) {  // one product: the weights' lo, the picture's hi
+        const int st = it % STAGES;
+        if (it >= STAGES) mbarrier_wait(empty + st, ((it / STAGES) - 1) & 1);
+        unsigned char* dst = base + st * kStageBytes;
+        mbarrier_arrive_expect_tx(full + st, 2 * kTileBytes);
+        const int q = lo_tap(cls, j / s.c_tiles), ky = q / s.ks, kx = q - ky * s.ks;
+        tma_load_2d(dst, &w_map, full + st, k0 + kt * BK, m0);
+        tma_load_3d(dst + kB * kTileBytes, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        if (++c == s.c_tiles) c = 0;
       }
     }
     return;
@@ -327,8 +339,21 @@ __global__ void __launch_bounds__(THREADS, 1)
 #pragma unroll
       for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
     }
-    const int pt = tile / s.m_tiles;
-    const int m0 = (tile % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
+    if constexpr (!A_SPLIT) {
+      for (int j = 0; j < s.KT1; ++j, ++it) {  // sub-pixel classes: the weights' lo against the picture's hi
+        const int st = it % STAGES;
+        unsigned char* src = base + st * kStageBytes;
+        mbarrier_wait(full + st, (it / STAGES) & 1);
+        gemm_wgmma::single_k_tile(part, wgmma_descriptor(src + 64 * cw * BK * 2), wgmma_descriptor(src + kTileBytes));
+        wgmma_wait_all();
+        wgmma_fence_registers(part);
+        mbarrier_arrive(empty + st);
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+      }
+    }
+    const int mt = tile / s.classes, pt = mt / s.m_tiles;
+    const int m0 = (mt % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
     if constexpr (!A_SPLIT) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       stage_rows(staged, cw, t, acc);

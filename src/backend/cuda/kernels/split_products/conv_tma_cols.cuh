@@ -37,13 +37,14 @@ constexpr int kConsumerRegisters = CO == kStagedCo ? 208 : 232;
 // stores (the stores could alias them, so a load placed after a store waits out its own latency); the bias
 // comes from shared memory. A warp instruction writes 8 consecutive positions of 4 channels.
 template <int CO>
-__device__ __forceinline__ void store_cols(const gemm::Epilogue& e, const ConvTiles& s, int oy0, int ox0, int cw,
-                                           int t, const float (&acc)[CO / 2], const float* bias) {
+__device__ __forceinline__ void store_cols(const gemm::Epilogue& e, const ConvTiles& s, int oy0, int ox0,
+                                           const OutMap& map, int cw, int t, const float (&acc)[CO / 2],
+                                           const float* bias) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int p = 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
     if (oy >= s.Ho || ox >= s.Wo) continue;
-    const int64_t at = int64_t(oy) * s.Wo + ox;
+    const int64_t at = map.base + int64_t(oy) * map.row + int64_t(ox) * map.col;
     constexpr int kChunk = 24;  // residual values in flight at once (more would spill at CO = 192)
 #pragma unroll
     for (int i0 = 0; i0 < CO / 4; i0 += kChunk) {
@@ -75,6 +76,17 @@ __device__ __forceinline__ void cols_k_tile(float (&part)[CO / 2], uint64_t hi, 
     wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(lo, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
     wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk));
   }
+  wgmma_commit();
+}
+
+// One sub-pixel K tile into part from zero: per k16 the picture's hi against the weights' lo, committed
+// as one group and not waited for.
+template <int CO>
+__device__ __forceinline__ void cols_single_k_tile(float (&part)[CO / 2], uint64_t hi, uint64_t w) {
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk)
+    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
   wgmma_commit();
 }
 
@@ -175,9 +187,10 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
       int n = 0;
       for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
+        const int pt = tile / s.classes;
         mbarrier_wait_idle(out_full, n & 1);
-        store_staged<kStagedCo, 1>(e, s, 0, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, staged,
-                                   threadIdx.x / 32 - 1, threadIdx.x % 32);
+        store_staged<kStagedCo, 1>(e, s, 0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
+                                   out_map(s, tile % s.classes), staged, threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
       }
       return;
@@ -185,8 +198,9 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int ix0 = (tile % s.tiles_x) * s.BW * s.stride - s.pad_left;
-      const int iy0 = (tile / s.tiles_x) * s.BH * s.stride - s.pad_top;
+      const int cls = tile % s.classes, pt = tile / s.classes, k0 = cls * s.class_k;
+      const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - class_pad_left(s, cls);
+      const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - class_pad_top(s, cls);
       int c = 0, tap = 0;
       for (int kt = 0; kt < s.KT; ++kt, ++it) {
         const int st = it % STAGES;
@@ -197,14 +211,25 @@ __global__ void __launch_bounds__(THREADS, 1)
           mbarrier_arrive_expect_tx(full + st, kHalfStageBytes);
           tma_load_3d(dst, &hi32_map, full + st, c * BK, ix0 + kx, iy0 + ky);
           tma_load_3d(dst + kTileBytes, &lo32_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-          tma_load_2d(dst + 2 * kTileBytes, &w32_map, full + st, kt * BK, 0);
+          tma_load_2d(dst + 2 * kTileBytes, &w32_map, full + st, k0 + kt * BK, 0);
         } else {
           mbarrier_arrive_expect_tx(full + st, kStageBytes);
           tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
           tma_load_3d(dst + kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-          tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, kt * BK, 0);
+          tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, k0 + kt * BK, 0);
         }
         if (++c == s.c_tiles) c = 0, ++tap;
+      }
+      c = 0;
+      for (int j = 0, kt = s.KT; j < s.KT1; ++j, ++kt, ++it) {  // one product: the picture's hi, the weights' lo
+        const int st = it % STAGES;
+        if (it >= STAGES) mbarrier_wait(empty + st, ((it / STAGES) - 1) & 1);
+        unsigned char* dst = base + st * kStageBytes;
+        const int q = lo_tap(cls, j / s.c_tiles), ky = q / s.ks, kx = q - ky * s.ks;
+        mbarrier_arrive_expect_tx(full + st, kTileBytes + CO * BK * 2);
+        tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
+        tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, k0 + kt * BK, 0);
+        if (++c == s.c_tiles) c = 0;
       }
     }
     return;
@@ -229,14 +254,28 @@ __global__ void __launch_bounds__(THREADS, 1)
     };
     auto release = [&](int kt) { mbarrier_arrive(empty + (it + kt) % STAGES); };
     cols_k_loop<CO, CT, HALF>(acc, s.KT, acquire, release);
-    it += s.KT;
+    if constexpr (CT == 0) {  // sub-pixel classes: the picture's hi against the weights' lo
+      float part[CO / 2];
+      for (int kt = s.KT; kt < s.KT + s.KT1; ++kt) {
+        const ColsKTile k = acquire(kt);
+        cols_single_k_tile<CO>(part, wgmma_descriptor(k.hi), wgmma_descriptor(k.w));
+        wgmma_wait<0>();
+        wgmma_fence_registers(part);
+        release(kt);
+#pragma unroll
+        for (int i = 0; i < CO / 2; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+      }
+    }
+    it += s.KT + s.KT1;
+    const int pt = tile / s.classes;
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       stage_cols(staged, cw, t, acc);
       mbarrier_arrive(out_full);
       ++n;
     } else {
-      store_cols<CO>(e, s, (tile / s.tiles_x) * s.BH, (tile % s.tiles_x) * s.BW, cw, t, acc, bias);
+      store_cols<CO>(e, s, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, tile % s.classes), cw, t, acc,
+                     bias);
     }
   }
 }

@@ -44,6 +44,17 @@ __device__ __forceinline__ void split_k_tile(float (&p)[64], uint64_t a_hi, uint
   wgmma_commit();
 }
 
+// One product a k16, a_hi b_hi, into p from zero (the sub-pixel convolution's weights' lo against the
+// picture's hi), committed and not waited for.
+__device__ __forceinline__ void single_k_tile(float (&p)[64], uint64_t a, uint64_t b) {
+  wgmma_fence_registers(p);
+  wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; ++kk)
+    wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a, kk), wgmma_descriptor_at_k16(b, kk), kk != 0);
+  wgmma_commit();
+}
+
 // This thread's 32 depths of one position: position t % 128, depths (t / 128) * 32 ..; with
 // Ci % 64 == 0 they are 32 channels of one tap, one plane apart.
 template <int STRIDE, bool UP>

@@ -25,17 +25,42 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
+// Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
+// w + 3, ..., so a warp's store covers 32 consecutive positions of one row (8 sectors, half of each).
+template <int ROWS, int SHIFT>
+__device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
+                                                     int ox0, const OutMap& map, const float* staged, int w, int lane) {
+#pragma unroll 1
+  for (int r = w; r < ROWS; r += kStoreWarps) {
+    const int m = m0 + r;
+    if (m >= e.M) break;
+    const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+#pragma unroll
+    for (int i = 0; i < kStagedPositions / 32; ++i) {
+      const int p = lane + 32 * i, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
+      if (oy >= s.Ho || ox >= s.Wo) continue;
+      const int64_t at = int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col;
+      const float t = __fadd_rn(__fmul_rn(e.alpha, staged[staged_at<SHIFT>(r, p)]), bias);
+      e.c[at] = e.residual ? __fadd_rn(t, e.residual[at]) : t;
+    }
+  }
+}
+
 // Store warp w (0-2), lane l: positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... (output
 // channel m0 + r); each batch's residual values are loaded before any of its stores (the output may be
-// the residual's own buffer).
-template <int ROWS, int SHIFT>
+// the residual's own buffer). Positions go where map puts them (every other column only with SUBPIXEL:
+// the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers).
+template <int ROWS, int SHIFT, bool SUBPIXEL = false>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                             const float* staged, int w, int lane) {
+                                             const OutMap& map, const float* staged, int w, int lane) {
+  if constexpr (SUBPIXEL) {
+    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane);
+  }
   const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // 4 positions share a row (BW % 4 == 0)
   if (oy >= s.Ho || ox >= s.Wo) return;
-  const bool vec4 = ox + 3 < s.Wo && s.Wo % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
+  const int64_t at = map.base + int64_t(oy) * map.row + ox;
+  const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
                     (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
-  const int64_t at = int64_t(oy) * s.Wo + ox;
   constexpr int kBatch = 4;  // residual loads in flight a lane (more spill at the store warps' registers)
 #pragma unroll 1
   for (int r0 = w; r0 < ROWS; r0 += kStoreWarps * kBatch) {

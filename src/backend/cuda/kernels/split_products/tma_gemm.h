@@ -19,8 +19,12 @@ struct SplitPicture {
 };
 // The output positions and the input window each one reads (a 1x1 window over a one-row picture
 // makes the product a plain GEMM: C[M, n] = A[M, :] . B[n, :]).
+// With subpixel the picture is read through a nearest 2x upsample before a 3x3 window (ks 3, stride 1,
+// padding 1): Ho x Wo is the picture's own size, each position giving the 2x2 outputs (2 oy + a, 2 ox + b)
+// of the 2Ho x 2Wo output; A is then subpixel_weights' [M, 4 classes x 7 taps x Cp].
 struct ConvWindow {
   int ks, stride, pad_top, pad_left, Ho, Wo;
+  bool subpixel = false;
 };
 
 // Whether launch_split_tma takes these operands (C a multiple of 8; a split A only at ks 1).
@@ -30,6 +34,8 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split);
 // null), or [M, C] split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream);
+// Whether a nearest 2x upsample + 3x3 convolution of C channels to M runs as sub-pixel classes.
+bool subpixel_supported(int C, int M);
 // x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is
 // given) -> hi, lo [H, W, C]; C % 8 == 0.
 void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,

@@ -90,6 +90,8 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split) {
   return C % 8 == 0 && (!a_split || ks == 1) && (ks == 1 || ks == 3) && (stride == 1 || stride == 2);
 }
 
+bool subpixel_supported(int C, int M) { return C % conv_tma::BK == 0 && M != 96; }
+
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
@@ -97,22 +99,30 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   if (!split_tma_supports(b.C, w.ks, w.stride, a_split))
     fail("split product (TMA): channels " + std::to_string(b.C) + ", window " + std::to_string(w.ks) + ", stride " +
          std::to_string(w.stride) + " not supported");
+  if (w.subpixel && (a_split || w.ks != 3 || w.stride != 1 || w.pad_top != 1 || w.pad_left != 1 ||
+                     !subpixel_supported(b.C, M)))
+    fail("split product (TMA): sub-pixel classes need a 3x3 stride-1 window padded by 1, channels a multiple of 64 "
+         "and outputs other than 96");
   ConvTiles t{};
-  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.ks, t.stride = w.stride, t.pad_top = w.pad_top, t.pad_left = w.pad_left;
+  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
+  t.pad_left = w.pad_left;
   choose_tile(t);
   // 96 or 192 output channels: one tile of all of them as the wgmma's N
   const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
+  t.classes = w.subpixel ? 4 : 1;
   t.m_tiles = cols ? 1 : (M + BM - 1) / BM;
   t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
-  const int64_t tiles = int64_t(t.m_tiles) * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
+  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
   if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
   t.tiles = int(tiles);
   t.c_tiles = (b.C + BK - 1) / BK;
-  t.KT = w.ks * w.ks * t.c_tiles;
+  t.KT = t.ks * t.ks * t.c_tiles;
+  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
+  t.class_k = (t.KT + t.KT1) * BK;
 
   // A exact: each tap's channels padded to c_tiles * 64 (the K tile's coordinate); A split: one tap,
-  // its columns past C read as zeros by TMA.
-  const int64_t K = int64_t(w.ks) * w.ks * (a_split ? b.C : t.c_tiles * BK);
+  // its columns past C read as zeros by TMA; sub-pixel: each class's 4 + 3 taps.
+  const int64_t K = w.subpixel ? int64_t(t.classes) * t.class_k : int64_t(w.ks) * w.ks * (a_split ? b.C : t.c_tiles * BK);
   const uint64_t adims[2] = {uint64_t(K), uint64_t(M)}, astrides[1] = {uint64_t(K) * 2};
   const uint32_t abox[2] = {64, uint32_t(cols ? M : 128)}, ones[3] = {1, 1, 1};
   const CUtensorMap amap = bf16_tensor_map("split product: A", a_hi, 2, adims, astrides, abox, ones);
@@ -129,7 +139,7 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
     // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo)
     // (192 outputs read their taps from the column tiles' stages: the halo ran 8% slower there)
     const conv_tma::HaloRings rings = halo_rings<96>(t.c_tiles);
-    const bool halo = M == 96 && w.ks == 3 && w.stride == 1 && t.BW == 128 && rings.chunks > 0 &&
+    const bool halo = M == 96 && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 && rings.chunks > 0 &&
                       variant_is<Variant::conv_outputs>("auto");
     const uint32_t box_rows = halo ? conv_tma::kHaloRows : bbox[1];
     const uint32_t hbox[3] = {64, box_rows, bbox[2]};
