@@ -1,8 +1,10 @@
 #pragma once
 // A convolution of the nearest-2x-upsampled picture (the decoder's upsampler):
-// y = conv2d(upsample_nearest2x(x)) + bias (+ residual), the same bytes as the two ops in turn on
-// every backend; a backend may read x through the upsample instead of storing the 4x picture
-// (CUDA: the convolution's operand split reads it so).
+// y = conv2d(upsample_nearest2x(x)) + bias (+ residual). CPU: the same bytes as the two ops in turn.
+// CUDA: 3x3 at padding 1 with input channels a multiple of 64 and outputs neither 96 nor at most 4 runs
+// as four sub-pixel classes, 2x2 convolutions of x itself whose weights are fp32 sums of the 3x3 weights
+// kept as bf16 hi + lo (about 16 bits, as the split inputs; cuda/kernels/conv/subpixel_weights.h,
+// TF_CONV_UPSAMPLE); otherwise conv2d's bytes over the upsampled picture, read through the split.
 #include "backend/conv/conv2d.h"
 #include "core/tensor.h"
 

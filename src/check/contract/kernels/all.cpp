@@ -51,6 +51,7 @@ void register_every_kernel() {
   register_causal_conv1d_silu(true);
   register_conv2d(true);
   register_upsample_nearest2x(true);
+  register_upsample_nearest2x_conv2d(true);
   register_delta_net_prep(true);
   register_causal_conv1d_silu_delta_net_prep(true);
   register_gated_delta_rule(true);

@@ -26,6 +26,7 @@ void register_timestep_sinusoid(bool cuda);
 void register_causal_conv1d_silu(bool cuda);
 void register_conv2d(bool cuda);
 void register_upsample_nearest2x(bool cuda);
+void register_upsample_nearest2x_conv2d(bool cuda);
 void register_delta_net_prep(bool cuda);
 void register_causal_conv1d_silu_delta_net_prep(bool cuda);
 void register_gated_delta_rule(bool cuda);
