@@ -344,7 +344,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int st = it % STAGES;
         unsigned char* src = base + st * kStageBytes;
         mbarrier_wait(full + st, (it / STAGES) & 1);
-        gemm_wgmma::single_k_tile(part, wgmma_descriptor(src + 64 * cw * BK * 2), wgmma_descriptor(src + kTileBytes));
+        gemm_wgmma::single_k_tile<128>(part, wgmma_descriptor(src + 64 * cw * BK * 2), wgmma_descriptor(src + kTileBytes));
         wgmma_wait_all();
         wgmma_fence_registers(part);
         mbarrier_arrive(empty + st);

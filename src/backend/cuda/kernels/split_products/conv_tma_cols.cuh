@@ -79,17 +79,6 @@ __device__ __forceinline__ void cols_k_tile(float (&part)[CO / 2], uint64_t hi, 
   wgmma_commit();
 }
 
-// One sub-pixel K tile into part from zero: per k16 the picture's hi against the weights' lo, committed
-// as one group and not waited for.
-template <int CO>
-__device__ __forceinline__ void cols_single_k_tile(float (&part)[CO / 2], uint64_t hi, uint64_t w) {
-  wgmma_fence();
-#pragma unroll
-  for (int kk = 0; kk < BK / 16; ++kk)
-    wgmma_m64k16_bf16<CO>(part, wgmma_descriptor_at_k16(hi, kk), wgmma_descriptor_at_k16(w, kk), kk != 0);
-  wgmma_commit();
-}
-
 // A K tile's operands in shared memory: the picture's hi and lo rows of this warpgroup, the weights
 // (CO rows); `half`: 32 deep (64-byte rows) instead of 64.
 struct ColsKTile {
@@ -258,7 +247,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       float part[CO / 2];
       for (int kt = s.KT; kt < s.KT + s.KT1; ++kt) {
         const ColsKTile k = acquire(kt);
-        cols_single_k_tile<CO>(part, wgmma_descriptor(k.hi), wgmma_descriptor(k.w));
+        gemm_wgmma::single_k_tile<CO>(part, wgmma_descriptor(k.hi), wgmma_descriptor(k.w));
         wgmma_wait<0>();
         wgmma_fence_registers(part);
         release(kt);

@@ -44,14 +44,15 @@ __device__ __forceinline__ void split_k_tile(float (&p)[64], uint64_t a_hi, uint
   wgmma_commit();
 }
 
-// One product a k16, a_hi b_hi, into p from zero (the sub-pixel convolution's weights' lo against the
-// picture's hi), committed and not waited for.
-__device__ __forceinline__ void single_k_tile(float (&p)[64], uint64_t a, uint64_t b) {
+// One product a k16, a b, over a 64-deep K tile into p from zero (the sub-pixel convolution's one-product
+// taps: the picture's hi against the summed weights' lo), committed and not waited for; N the wgmma's N.
+template <int N>
+__device__ __forceinline__ void single_k_tile(float (&p)[N / 2], uint64_t a, uint64_t b) {
   wgmma_fence_registers(p);
   wgmma_fence();
 #pragma unroll
   for (int kk = 0; kk < BK / 16; ++kk)
-    wgmma_m64k16_bf16<128>(p, wgmma_descriptor_at_k16(a, kk), wgmma_descriptor_at_k16(b, kk), kk != 0);
+    wgmma_m64k16_bf16<N>(p, wgmma_descriptor_at_k16(a, kk), wgmma_descriptor_at_k16(b, kk), kk != 0);
   wgmma_commit();
 }
 
