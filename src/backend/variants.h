@@ -34,6 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
+  conv_moments,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -146,6 +147,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's nearest 2x upsample + 3x3 convolution on the TMA kernels (channels a multiple of 64, outputs other than "
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
+     false},
+    {Variant::conv_moments, "TF_CONV_MOMENTS", {"epilogue", "pass"},
+     "CUDA's convolutions asked for their output's per-channel moments (the next GroupNorm's statistics): `epilogue` "
+     "the TMA kernels' store warps sum each tile's rows as they store them (other kernels: as `pass`); `pass` one "
+     "pass over the output after it",
      false},
 }};
 
