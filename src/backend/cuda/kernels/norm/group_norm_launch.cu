@@ -1,6 +1,6 @@
 // GroupNorm in two launches: one pass over x for each group's statistics (per-block sums of the
-// values shifted by the group's first value, in double, combined in a fixed order), then one
-// pass that normalises, applies the affine and SiLU.
+// values shifted by the group's first value, in double, combined in a fixed order), or the statistics
+// from x's per-channel moments without a pass; then one pass that normalises, applies the affine and SiLU.
 #include <algorithm>
 
 #include "backend/cuda/kernels/norm/group_norm_affine.cuh"
