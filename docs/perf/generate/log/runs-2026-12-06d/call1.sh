@@ -2,8 +2,8 @@
 # Device call 1 (run from the repo root): the GroupNorm statistics from the convolutions' store warps
 # (channel moments, TF_CONV_MOMENTS=epilogue, the default) against a moments pass after each convolution
 # (=pass) and the previous commit's binary (c807f1e: a statistics pass before each norm), interleaved;
-# CudaConv / CudaMoments tests, two planted faults (the moments' fourth position dropped; the
-# sub-pixel one-product taps dropped), the flux2_vae contract, the kernel timeline, the VAE gate at 1024^2.
+# CudaConv / CudaMoments tests (the sub-pixel one left out: 30 s of device time), a planted fault (the
+# moments' fourth position dropped), the flux2_vae contract, the kernel timeline, the VAE gate at 1024^2.
 set -u
 tar xJf .carry/rel.tar.xz -C .carry
 B=$PWD/.carry/rel
@@ -13,17 +13,15 @@ P=/tmp/moss-pipeline-random
 nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -1
 [ -f $P/model_index.json ] || (PYTHONPATH=/tmp/site timeout 200 python3 bench/generate_vs_torch/make_pipeline_gpu.py --out $P > $OUT/make.txt 2>&1; echo "made: $(tail -1 $OUT/make.txt)") &
-echo "== tests"; timeout 150 $B/test_cuda --gtest_filter='CudaConv.*:CudaMoments.*' 2>&1 | grep -E "FAILED|PASSED|Failure|Expected|Which is|OK \]|subpixel" | head -40
+echo "== tests"; timeout 150 $B/test_cuda --gtest_filter='CudaConv.*:CudaMoments.*:-CudaConv.SubPixel*' 2>&1 | grep -E "FAILED|PASSED|Failure|Expected|Which is|OK \]|subpixel" | head -40
 echo "== planted: moments"; timeout 100 $B/test_cuda_planted_moments --gtest_filter='CudaMoments.Every*' 2>&1 | grep -E "FAILED|PASSED|OK \]|Failure" | head -6
-echo "== planted: sub-pixel taps"; timeout 100 $B/test_cuda_planted_subpixel --gtest_filter='CudaConv.SubPixel*' 2>&1 | grep -E "FAILED|PASSED|OK \]|Failure" | head -6
 echo "== contract"; timeout 90 $B/tf-kernel-contract --only flux2_vae --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|^PASS|missed" | cut -c1-160 | head -14
 wait
 echo "== decode: epilogue, pass, old"
-for round in 1 2; do
-  for v in epilogue pass old; do
-    bin=$B/bench_vae_cuda; [ $v = old ] && bin=$B/bench_vae_cuda_old
-    TF_CONV_MOMENTS=$v timeout 60 $bin --model $P/vae --sizes 512,1024,2048 --reps 5 --what decode 2>&1 | grep -v "^Flux2\|on NVIDIA\|^FLUX" | sed "s/^/$v /" | tee -a $OUT/vae.jsonl
-  done
+for run in "epilogue 512,1024,2048" "old 512,1024,2048" "pass 1024" "epilogue 1024" "old 1024"; do
+  set -- $run; v=$1
+  bin=$B/bench_vae_cuda; [ $v = old ] && bin=$B/bench_vae_cuda_old
+  TF_CONV_MOMENTS=$v timeout 60 $bin --model $P/vae --sizes $2 --reps 5 --what decode 2>&1 | grep -v "^Flux2\|on NVIDIA\|^FLUX" | sed "s/^/$v /" | tee -a $OUT/vae.jsonl
 done
 CUDA_INJECTION64_PATH=$B/libtf_kernel_timeline.so TF_TIMELINE_OUT=$OUT/vae-kernels.csv timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 1024 --reps 3 --what decode > /dev/null 2>&1
 python3 bench/cuda/kernel_gaps.py $OUT/vae-kernels.csv --eager --last 1 > $OUT/vae-kernels.txt 2>&1; sed -n 3,24p $OUT/vae-kernels.txt; rm -f $OUT/vae-kernels.csv
