@@ -34,7 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
-  conv_moments,
+  group_norm_stats,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -148,10 +148,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
-    {Variant::conv_moments, "TF_CONV_MOMENTS", {"epilogue", "pass"},
-     "CUDA's convolutions asked for their output's per-channel moments (the next GroupNorm's statistics): `epilogue` "
-     "the TMA kernels' store warps sum each tile's rows as they store them (other kernels: as `pass`); `pass` one "
-     "pass over the output after it",
+    {Variant::group_norm_stats, "TF_GROUP_NORM_STATS", {"pass", "epilogue", "moments_pass"},
+     "the VAE's GroupNorm statistics: `pass` each norm's own pass over its input; `epilogue` the convolution before "
+     "it writes its output's per-channel moments (CUDA: the TMA kernels' store warps sum each tile's rows as they "
+     "store them, other kernels a pass after it); `moments_pass` as `epilogue` with every CUDA convolution's moments "
+     "from a pass after it",
      false},
 }};
 

@@ -91,8 +91,8 @@ TEST(CudaMoments, EveryConvolutionKernelWritesItsOutputsMoments) {
       return y;
     };
     const Tensor plain = run(nullptr);
-    for (const char* how : {"epilogue", "pass"}) {
-      variants::Override v(Variant::conv_moments, how);
+    for (const char* how : {"epilogue", "moments_pass"}) {
+      variants::Override v(Variant::group_norm_stats, how);
       Tensor m = empty(DType::F64, {c.Co, 2}, Device::CUDA), again = empty(DType::F64, {c.Co, 2}, Device::CUDA);
       const Tensor y = run(&m);
       run(&again);

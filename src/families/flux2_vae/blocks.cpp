@@ -7,16 +7,20 @@
 #include "backend/conv/group_norm_conv2d.h"
 #include "backend/conv/upsample_nearest2x_conv2d.h"
 #include "backend/norm/group_norm.h"
+#include "backend/variants.h"
 
 namespace tf::flux2_vae {
 
 namespace {
 
 const Tensor* moments_of(const Picture& p) { return p.moments.data ? &p.moments : nullptr; }
+Tensor* moments_of(Picture& p) { return p.moments.data ? &p.moments : nullptr; }
 
-// A picture of c channels and its moments' buffer, on x's device.
-Picture fresh(int64_t c, int64_t h, int64_t w, Device d) {
-  return {empty(DType::F32, {c, h, w}, d), empty(DType::F64, {c, 2}, d)};
+// A picture of c channels on device d, with a buffer for its moments where the norms read them
+// (TF_GROUP_NORM_STATS other than `pass`) and `moments` asks for them.
+Picture fresh(int64_t c, int64_t h, int64_t w, Device d, bool moments = true) {
+  const bool kept = moments && !variant_is<Variant::group_norm_stats>("pass");
+  return {empty(DType::F32, {c, h, w}, d), kept ? empty(DType::F64, {c, 2}, d) : Tensor{}};
 }
 
 Picture conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tensor* residual) {
@@ -24,7 +28,7 @@ Picture conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tens
   const int64_t ho = conv2d_out_extent(x.dim(1), kh, g.stride, g.pad_top, g.pad_bottom);
   const int64_t wo = conv2d_out_extent(x.dim(2), kw, g.stride, g.pad_left, g.pad_right);
   Picture y = fresh(c.w.dim(0), ho, wo, x.device);
-  conv2d(x, c.w, c.b, g, y.x, residual, &y.moments);
+  conv2d(x, c.w, c.b, g, y.x, residual, moments_of(y));
   return y;
 }
 
@@ -37,6 +41,19 @@ Tensor norm(const Norm& n, const Picture& x, int groups, float eps) {
 
 }  // namespace
 
+Picture MomentsCarry::take(const Tensor& x) {
+  Picture p{x, {}};
+  const Tensor& l = last.x;
+  if (l.storage && x.storage == l.storage && x.data == l.data && x.shape == l.shape) p.moments = last.moments;
+  last = {};
+  return p;
+}
+
+Tensor MomentsCarry::put(Picture p) {
+  last = p;
+  return p.x;
+}
+
 Picture conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
 
 Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) {
@@ -47,10 +64,9 @@ Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) {
 
 Picture norm_conv3x3(const Norm& n, const Conv& c, const Picture& x, int groups, float eps, const Tensor* residual,
                      bool moments) {
-  Picture y = fresh(c.w.dim(0), x.x.dim(1), x.x.dim(2), x.x.device);
-  if (!moments) y.moments = {};
+  Picture y = fresh(c.w.dim(0), x.x.dim(1), x.x.dim(2), x.x.device, moments);
   group_norm_conv2d(x.x, n.gamma, n.beta, groups, eps, true, c.w, c.b, {1, 1, 1, 1, 1}, y.x, residual, moments_of(x),
-                    moments ? &y.moments : nullptr);
+                    moments_of(y));
   return y;
 }
 
@@ -65,7 +81,7 @@ Picture downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0,
 
 Picture upsample(const Conv& c, const Tensor& x) {
   Picture y = fresh(c.w.dim(0), 2 * x.dim(1), 2 * x.dim(2), x.device);
-  upsample_nearest2x_conv2d(x, c.w, c.b, {1, 1, 1, 1, 1}, y.x, nullptr, &y.moments);
+  upsample_nearest2x_conv2d(x, c.w, c.b, {1, 1, 1, 1, 1}, y.x, nullptr, moments_of(y));
   return y;
 }
 

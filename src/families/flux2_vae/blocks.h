@@ -6,13 +6,26 @@
 namespace tf::flux2_vae {
 
 // An activation and, where the op that made it wrote them, its per-channel moments (F64 [C, 2],
-// backend/norm/channel_moments.h): the statistics of the GroupNorm that reads it next, without a pass.
+// backend/norm/channel_moments.h): the statistics of the GroupNorm that reads it next, without a pass
+// (TF_GROUP_NORM_STATS=epilogue or moments_pass; with `pass` none are written).
 struct Picture {
   Tensor x;
   Tensor moments;  // undefined (no data) where none were written
 };
 
-// y = conv(x) with 3x3 "same" padding, optionally + residual; its moments written.
+// The last stage's output with its moments. A stage whose input is that very tensor (same storage, kept
+// alive here so no other tensor can take it; a stage's output is not written before the next reads it)
+// gives its first GroupNorm those moments instead of a pass over it; any other input (a gate's reference
+// tensor, a copy) gets none.
+struct MomentsCarry {
+  Picture last;
+  // x with the carried moments where x is the last output, and the carry emptied.
+  Picture take(const Tensor& x);
+  // Keeps p (its tensor and moments) for the next stage and returns its tensor.
+  Tensor put(Picture p);
+};
+
+// y = conv(x) with 3x3 "same" padding, optionally + residual; its moments written where kept.
 Picture conv3x3(const Conv& c, const Tensor& x, const Tensor* residual = nullptr);
 Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual = nullptr);
 // conv3x3(silu(group_norm(x))) (+ residual), the normalised picture left to the backend to store

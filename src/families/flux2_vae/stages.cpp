@@ -7,36 +7,13 @@
 
 namespace tf::flux2_vae {
 
-namespace {
-
-// The last stage's output with its moments. A stage whose input is that very tensor (same storage, kept
-// alive here so no other tensor can take it; a stage's output is not written before the next reads it)
-// gives its first GroupNorm those moments instead of a pass over it; any other input (a gate's reference
-// tensor) gets none.
-struct Carry {
-  Picture last;
-  Picture take(const Tensor& x) {
-    Picture p{x, {}};
-    const Tensor& l = last.x;
-    if (l.storage && x.storage == l.storage && x.data == l.data && x.shape == l.shape) p.moments = last.moments;
-    last = {};
-    return p;
-  }
-  Tensor put(Picture p) {
-    last = p;
-    return p.x;
-  }
-};
-
-}  // namespace
-
 std::vector<Step> encoder_stages(const Weights& w, const Config& c) {
   require(w.has_encoder, "flux2_vae: the encoder's weights were not loaded");
   const EncoderWeights& e = w.encoder;
   const int g = static_cast<int>(c.norm_num_groups);
   const float eps = c.norm_eps;
   std::vector<Step> s;
-  auto carry = std::make_shared<Carry>();
+  auto carry = std::make_shared<MomentsCarry>();
   s.push_back({"enc.conv_in", [&e, carry](const Tensor& x) {
                  carry->take(x);
                  return carry->put(conv3x3(e.conv_in, x));
@@ -64,7 +41,7 @@ std::vector<Step> decoder_stages(const Weights& w, const Config& c) {
   const int g = static_cast<int>(c.norm_num_groups);
   const float eps = c.norm_eps;
   std::vector<Step> s;
-  auto carry = std::make_shared<Carry>();
+  auto carry = std::make_shared<MomentsCarry>();
   s.push_back({"dec.conv_in", [&d, carry](const Tensor& z) {
                  carry->take(z);
                  return carry->put(conv3x3(d.conv_in, d.has_post_quant_conv ? conv1x1(d.post_quant_conv, z) : z));

@@ -30,7 +30,7 @@ size_t conv_workspace_bytes(const ConvShape& s, bool moments = false);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
 // Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
 // moments (optional, [Co]): y's per-channel (sum, sum of squares) in double, summed by the TMA kernels' store
-// warps as they store each tile (TF_CONV_MOMENTS), else by launch_channel_moments after the convolution.
+// warps as they store each tile, else (and with TF_GROUP_NORM_STATS=moments_pass) by launch_channel_moments after it.
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
                    float* y, const ConvShape& s, void* workspace, cudaStream_t stream, double2* moments = nullptr);
 

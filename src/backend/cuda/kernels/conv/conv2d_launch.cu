@@ -44,9 +44,9 @@ bool subpixel_applies(const ConvShape& s, bool norm) {
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 
 // The tiles' moment slots a row takes where the TMA kernel's store warps sum y's moments, or 0 where a pass
-// of their own does (TF_CONV_MOMENTS, the kernels without store warps).
+// of their own does (TF_GROUP_NORM_STATS=moments_pass, the kernels without store warps).
 int epilogue_moment_slots(const ConvShape& s) {
-  if (!tma_applies(s) || !variant_is<Variant::conv_moments>("epilogue") ||
+  if (!tma_applies(s) || variant_is<Variant::group_norm_stats>("moments_pass") ||
       conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride))
     return 0;
   if (subpixel_applies(s, false)) return split_tma_moment_slots(s.Co, {3, 1, 1, 1, s.H, s.W, true});
