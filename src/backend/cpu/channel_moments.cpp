@@ -1,16 +1,11 @@
 #include "backend/norm/channel_moments.h"
 
+#include "backend/cpu/vector_clones.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
 
 namespace {
-
-#if defined(__x86_64__) && !defined(__clang__)
-#define TF_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TF_VECTOR_CLONES
-#endif
 
 // (sum, sum of squares) of x[0, n) in fp64 over 8 fixed interleaved lanes, then the lanes in order.
 TF_VECTOR_CLONES void moments_f64(const float* x, int64_t n, double* out) {

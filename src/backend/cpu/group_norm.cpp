@@ -4,19 +4,13 @@
 #include <cmath>
 #include <vector>
 
+#include "backend/cpu/vector_clones.h"
 #include "core/bf16.h"
 #include "core/parallel.h"
 
 namespace tf::cpu {
 
 namespace {
-
-// Clones per instruction set: the arithmetic per element and lane is the same, only its width.
-#if defined(__x86_64__) && !defined(__clang__)
-#define TF_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define TF_VECTOR_CLONES
-#endif
 
 // Sum of x[0, n) in fp64 over 8 fixed interleaved lanes, then the lanes in order: the same bytes
 // on every run and vectorisable.

@@ -59,17 +59,7 @@ struct MomentSlots {
   int slots = 0;
 };
 
-size_t conv_workspace_bytes_base(const ConvShape& s);
-}  // namespace
-
-size_t conv_workspace_bytes(const ConvShape& s, bool moments) {
-  const size_t partials = moments ? std::max(size_t(s.Co) * epilogue_moment_slots(s) * sizeof(double2),
-                                             channel_moments_workspace_bytes(s.Co, int64_t(s.Ho) * s.Wo))
-                                  : 0;
-  return conv_workspace_bytes_base(s) + aligned(partials);
-}
-
-namespace {
+// The convolution's own workspace: tap-major weights and the split picture (or the sub-pixel classes').
 size_t conv_workspace_bytes_base(const ConvShape& s) {
   const int taps = s.kh * s.kw;
   if (!tma_applies(s)) return s.kh == 3 && s.Ci % 32 == 0 ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
@@ -82,6 +72,23 @@ size_t conv_workspace_bytes_base(const ConvShape& s) {
   if (subpixel_applies(s, false)) return aligned(sub_weights) + 2 * aligned(sub_picture);
   return aligned(weights) + 2 * aligned(picture);  // tap-major weights, x hi, x lo (channels last)
 }
+
+// The TMA kernels' epilogue for y, with the tiles' moments where the kernel sums them.
+gemm::Epilogue conv_epilogue(float* y, const __nv_bfloat16* bias, const float* residual, const ConvShape& s,
+                             const MomentSlots& ms) {
+  return {y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo, ms.slots > 0 ? ms.partials : nullptr,
+          ms.slots};
+}
+}  // namespace
+
+size_t conv_workspace_bytes(const ConvShape& s, bool moments) {
+  const size_t partials = moments ? std::max(size_t(s.Co) * epilogue_moment_slots(s) * sizeof(double2),
+                                             channel_moments_workspace_bytes(s.Co, int64_t(s.Ho) * s.Wo))
+                                  : 0;
+  return conv_workspace_bytes_base(s) + aligned(partials);
+}
+
+namespace {
 
 // wp[co, tap * Cp + ci] = w[co, ci, tap] for ci < Ci, 0 for Ci <= ci < Cp (the K tiles' padding).
 __global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int Cp, int taps,
@@ -180,8 +187,7 @@ void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, false, nullptr, hi, lo, stream);
-  const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo,
-                         ms.slots > 0 ? ms.partials : nullptr, ms.slots};
+  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s, ms);
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, s.H, s.W}, {3, 1, 1, 1, s.H, s.W, true}, e, stream);
 }
 
@@ -198,8 +204,7 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
-  const gemm::Epilogue e{y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo,
-                         ms.slots > 0 ? ms.partials : nullptr, ms.slots};
+  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s, ms);
   if (few) {
     launch_conv_few_outputs(hi, lo, s.Ci, H, W, w, s.Co, s.pad_top, s.pad_left, s.Ho, s.Wo, e, stream);
     return check_launch("conv2d (conv_few_outputs_kernel)");
