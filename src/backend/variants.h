@@ -35,6 +35,7 @@ enum class Variant : int {
   conv_outputs,
   conv_upsample,
   group_norm_stats,
+  conv_few_outputs,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -153,6 +154,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "it writes its output's per-channel moments (CUDA: the TMA kernels' store warps sum each tile's rows as they "
      "store them, other kernels a pass after it); `moments_pass` as `epilogue` with every CUDA convolution's moments "
      "from a pass after it",
+     false},
+    {Variant::conv_few_outputs, "TF_CONV_FEW_OUTPUTS", {"picture", "split"},
+     "CUDA's 3x3 stride-1 convolutions with at most 4 outputs (the VAE's conv_out) on CUDA cores: `picture` stages "
+     "the fp32 picture itself (its GroupNorm applied and its bf16 split taken there), a thread 4 output rows; `split` "
+     "reads the split pass's channels-last hi and lo, a thread one output",
      false},
 }};
 

@@ -254,7 +254,7 @@ TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
     bool silu, residual;
   };
   for (const Case& c : {Case{128, 128, 24, 40, true, true}, Case{64, 192, 17, 9, false, false},
-                        Case{96, 64, 17, 21, true, true}}) {
+                        Case{96, 64, 17, 21, true, true}, Case{96, 3, 37, 70, true, false}}) {
     Tensor x = random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 51, 2.0f);
     for (int64_t i = 0; i < x.numel(); ++i) x.ptr<float>()[i] += 3.0f;  // a group mean away from zero
     const Tensor g = random_normal_tensor(DType::BF16, {c.Ci}, 52), b = random_normal_tensor(DType::BF16, {c.Ci}, 53);

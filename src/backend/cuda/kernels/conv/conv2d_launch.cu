@@ -199,6 +199,11 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
   const bool few = conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride);
+  if (few && variant_is<Variant::conv_few_outputs>("picture")) {
+    launch_conv_few_outputs_picture(x, s.Ci, s.H, s.W, s.upsample_input, norm, w, s.Co, s.pad_top, s.pad_left, s.Ho,
+                                    s.Wo, conv_epilogue(y, bias, residual, s, ms), stream);
+    return check_launch("conv2d (conv_few_outputs_picture_kernel)");
+  }
   const __nv_bfloat16* wk = !few && (s.kh == 3 || Cp != s.Ci) ? tap_major_weights(w, s, Cp, workspace, &ws, stream) : w;
   if (few) ws += aligned(size_t(s.Co) * Cp * s.kh * s.kw * sizeof(__nv_bfloat16));  // the workspace's layout
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);

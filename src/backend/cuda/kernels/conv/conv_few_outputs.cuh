@@ -1,10 +1,13 @@
 #pragma once
-// 3x3 stride-1 convolutions with at most 4 output channels (the VAE's conv_out: 3): a thread an output
-// position on CUDA cores, reading the split picture (channels last, hi and lo bf16) and summing
-// (hi + lo) * w in fp32; the tensor-core kernel's 128-wide channel tile would be 3/128 full.
+// 3x3 stride-1 convolutions with at most 4 output channels (the VAE's conv_out: 3) on CUDA cores, summing
+// (hi + lo) * w in fp32 (conv2d.h's CUDA numerics); the tensor-core kernel's 128-wide channel tile would be
+// 3/128 full. TF_CONV_FEW_OUTPUTS: `picture` stages the fp32 picture itself (no split pass), `split` reads the
+// split pass's channels-last hi and lo.
 #include <cuda_bf16.h>
 
+#include "backend/cuda/kernels/norm/group_norm_affine.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/runtime/launch_check.h"
 
 namespace tf::cuda {
 
@@ -91,6 +94,160 @@ inline void launch_conv_few_outputs(const __nv_bfloat16* hi, const __nv_bfloat16
     case 3: go(conv_few_outputs_kernel<3>); break;
     default: go(conv_few_outputs_kernel<4>); break;
   }
+}
+
+// The picture kernel: a block 32 x 32 outputs, a thread 4 of one column; 8 channels of the 34 x 34
+// inputs staged at a time, channel-major as the picture is.
+constexpr int kFewRows = 4, kFewPictureChunk = 8;
+constexpr int kFewPX = kFewTileX + 2, kFewPY = kFewTileY * kFewRows + 2;
+constexpr int kFewStagedRowsPerWarp = kFewPictureChunk * kFewPY / kFewTileY;  // 34: a warp stages whole rows
+static_assert(kFewPictureChunk * kFewPY % kFewTileY == 0 && kFewPX > 32 && kFewPX <= 2 * 32);
+
+inline size_t conv_few_outputs_picture_smem(int Ci, bool norm) {
+  return size_t(9) * Ci * sizeof(float4) + (norm ? size_t(Ci) * sizeof(ChannelAffine) : 0) +
+         size_t(kFewPictureChunk) * kFewPY * kFewPX * sizeof(float);
+}
+
+// Staged row i (chunk channel i / kFewPY, picture row y0 + i % kFewPY), column px: the picture's value, 0
+// outside it.
+__device__ __forceinline__ float few_picture_load(const float* __restrict__ x, int c0, int64_t plane, int Ws, int H,
+                                                  int W, bool up, int x0, int y0, int i, int px) {
+  const int c = i / kFewPY, iy = y0 + i % kFewPY, ix = x0 + px;
+  if (iy < 0 || iy >= H || ix < 0 || ix >= W) return 0.f;
+  return __ldg(x + (c0 + c) * plane + int64_t(up ? iy >> 1 : iy) * Ws + (up ? ix >> 1 : ix));
+}
+// The staged value: the GroupNorm's map with NORM, then hi + lo of its bf16 split (exact in fp32); the
+// padding stays zero (after the norm).
+template <bool NORM>
+__device__ __forceinline__ float few_picture_value(const ChannelAffine* affine, int c0, bool silu, int H, int W,
+                                                   int x0, int y0, int i, int px, float v) {
+  const int iy = y0 + i % kFewPY, ix = x0 + px;
+  if (iy < 0 || iy >= H || ix < 0 || ix >= W) return 0.f;
+  if constexpr (NORM) v = group_norm_value(affine[c0 + i / kFewPY], silu, v);
+  __nv_bfloat16 hi, lo;
+  gemm::split_bf16(v, hi, lo);
+  return __fadd_rn(__bfloat162float(hi), __bfloat162float(lo));
+}
+
+// x: fp32 [Ci, Hs, Ws] (read through a nearest 2x upsample when up; through GroupNorm's map with NORM),
+// zero outside the picture; each staged value is hi + lo of its bf16 split (exact in fp32), as the split
+// pass would give. w: bf16 [CO, Ci, 3, 3]; e as conv_few_outputs_kernel's. Each output's sum runs over
+// the chunks, their channels, kx, then ky (a fixed order).
+template <int CO, bool NORM>
+__global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_picture_kernel(
+    const float* __restrict__ x, int Ci, int Hs, int Ws, bool up, GroupNormApply norm,
+    const __nv_bfloat16* __restrict__ w, int pad_top, int pad_left, int Ho, int Wo, gemm::Epilogue e) {
+  extern __shared__ float4 smem4[];
+  float4* wsm = smem4;                                                       // [tap][ci] -> the CO weights
+  ChannelAffine* affine = reinterpret_cast<ChannelAffine*>(smem4 + 9 * Ci);  // [ci] with NORM
+  float* tile = reinterpret_cast<float*>(affine + (NORM ? Ci : 0));          // [chunk channel][kFewPY][kFewPX]
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kFewTileX + tx, threads = kFewTileX * kFewTileY;
+  for (int i = tid; i < 9 * Ci; i += threads) {
+    const int ci = i % Ci, tap = i / Ci;
+    float v[4] = {0.f, 0.f, 0.f, 0.f};
+#pragma unroll
+    for (int co = 0; co < CO; ++co) v[co] = __bfloat162float(w[(int64_t(co) * Ci + ci) * 9 + tap]);
+    wsm[i] = make_float4(v[0], v[1], v[2], v[3]);
+  }
+  if constexpr (NORM) {
+    for (int c = tid; c < Ci; c += threads) affine[c] = channel_affine(norm, c);
+  }
+  const int H = up ? 2 * Hs : Hs, W = up ? 2 * Ws : Ws;
+  const int x0 = blockIdx.x * kFewTileX - pad_left, y0 = blockIdx.y * kFewTileY * kFewRows - pad_top;
+  const int64_t plane = int64_t(Hs) * Ws;
+  float acc[kFewRows][4] = {};
+  for (int c0 = 0; c0 < Ci; c0 += kFewPictureChunk) {
+    __syncthreads();  // the previous chunk is read (the first time: the weights and maps are in)
+    // Columns 0-31 of each staged row: a warp's rows, kBatch loads in flight a thread before any store.
+    constexpr int kBatch = 11;
+#pragma unroll 1
+    for (int b = 0; b < kFewStagedRowsPerWarp; b += kBatch) {
+      float v[kBatch];
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j)
+        v[j] = b + j < kFewStagedRowsPerWarp
+                   ? few_picture_load(x, c0, plane, Ws, H, W, up, x0, y0, ty + kFewTileY * (b + j), tx)
+                   : 0.f;
+#pragma unroll
+      for (int j = 0; j < kBatch; ++j) {
+        if (b + j >= kFewStagedRowsPerWarp) break;
+        const int i = ty + kFewTileY * (b + j);
+        tile[i * kFewPX + tx] = few_picture_value<NORM>(affine, c0, norm.silu, H, W, x0, y0, i, tx, v[j]);
+      }
+    }
+    // The last two columns of every staged row.
+    for (int q = tid; q < kFewPictureChunk * kFewPY * (kFewPX - 32); q += threads) {
+      const int i = q / (kFewPX - 32), px = 32 + q % (kFewPX - 32);
+      const float v = few_picture_load(x, c0, plane, Ws, H, W, up, x0, y0, i, px);
+      tile[i * kFewPX + px] = few_picture_value<NORM>(affine, c0, norm.silu, H, W, x0, y0, i, px, v);
+    }
+    __syncthreads();
+    const float* base = tile + ty * kFewRows * kFewPX + tx;
+#pragma unroll 1
+    for (int c = 0; c < kFewPictureChunk; ++c) {
+      const float* t = base + c * kFewPY * kFewPX;
+      const float4* wc = wsm + c0 + c;
+#pragma unroll
+      for (int kx = 0; kx < 3; ++kx) {
+        float col[kFewRows + 2];
+#pragma unroll
+        for (int r = 0; r < kFewRows + 2; ++r) col[r] = t[r * kFewPX + kx];
+#pragma unroll
+        for (int ky = 0; ky < 3; ++ky) {
+          const float4 k = wc[(ky * 3 + kx) * Ci];
+#pragma unroll
+          for (int r = 0; r < kFewRows; ++r) {
+            acc[r][0] = fmaf(col[r + ky], k.x, acc[r][0]);
+            if (CO > 1) acc[r][1] = fmaf(col[r + ky], k.y, acc[r][1]);
+            if (CO > 2) acc[r][2] = fmaf(col[r + ky], k.z, acc[r][2]);
+            if (CO > 3) acc[r][3] = fmaf(col[r + ky], k.w, acc[r][3]);
+          }
+        }
+      }
+    }
+  }
+  const int ox = blockIdx.x * kFewTileX + tx;
+  if (ox >= Wo) return;
+#pragma unroll
+  for (int r = 0; r < kFewRows; ++r) {
+    const int oy = blockIdx.y * kFewTileY * kFewRows + ty * kFewRows + r;
+    if (oy >= Ho) break;
+#pragma unroll
+    for (int co = 0; co < CO; ++co)
+      gemm::store_one(e, co, oy * Wo + ox, e.bias ? __bfloat162float(e.bias[co]) : 0.f, acc[r][co]);
+  }
+}
+
+template <bool NORM>
+void launch_conv_few_outputs_picture_norm(const float* x, int Ci, int Hs, int Ws, bool up, const GroupNormApply& norm,
+                                          const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
+                                          const gemm::Epilogue& e, cudaStream_t stream) {
+  const dim3 block(kFewTileX, kFewTileY);
+  const dim3 grid((Wo + kFewTileX - 1) / kFewTileX, (Ho + kFewTileY * kFewRows - 1) / (kFewTileY * kFewRows));
+  const size_t smem = conv_few_outputs_picture_smem(Ci, NORM);
+  auto go = [&](auto kernel) {
+    if (smem > 48 * 1024)
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
+                 "conv2d (conv_few_outputs_picture_kernel): shared memory limit");
+    kernel<<<grid, block, smem, stream>>>(x, Ci, Hs, Ws, up, norm, w, pad_top, pad_left, Ho, Wo, e);
+  };
+  switch (Co) {
+    case 1: go(conv_few_outputs_picture_kernel<1, NORM>); break;
+    case 2: go(conv_few_outputs_picture_kernel<2, NORM>); break;
+    case 3: go(conv_few_outputs_picture_kernel<3, NORM>); break;
+    default: go(conv_few_outputs_picture_kernel<4, NORM>); break;
+  }
+}
+
+// norm: the GroupNorm (and SiLU) before the convolution, or null.
+inline void launch_conv_few_outputs_picture(const float* x, int Ci, int Hs, int Ws, bool up, const GroupNormApply* norm,
+                                            const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
+                                            const gemm::Epilogue& e, cudaStream_t stream) {
+  if (norm)
+    return launch_conv_few_outputs_picture_norm<true>(x, Ci, Hs, Ws, up, *norm, w, Co, pad_top, pad_left, Ho, Wo, e,
+                                                      stream);
+  launch_conv_few_outputs_picture_norm<false>(x, Ci, Hs, Ws, up, GroupNormApply{}, w, Co, pad_top, pad_left, Ho, Wo, e,
+                                              stream);
 }
 
 }  // namespace tf::cuda
