@@ -14,8 +14,8 @@ nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
 python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -1
 [ -f $P/model_index.json ] || (PYTHONPATH=/tmp/site timeout 200 python3 bench/generate_vs_torch/make_pipeline_gpu.py --out $P > $OUT/make.txt 2>&1; echo "made: $(tail -1 $OUT/make.txt)") &
 echo "== tests"; timeout 200 $B/test_cuda --gtest_filter='CudaConv.*:CudaMoments.*' 2>&1 | grep -E "FAILED|PASSED|Failure|Expected|Which is|OK \]|subpixel" | head -40
-echo "== planted: moments (the store warps' fourth value left out)"; timeout 100 $B/test_cuda_planted_moments --gtest_filter='CudaMoments.Every*' 2>&1 | grep -E "FAILED|PASSED|OK \]" | head -4
-echo "== planted: sub-pixel (the one-product taps dropped)"; timeout 100 $B/test_cuda_planted_subpixel --gtest_filter='CudaConv.SubPixel*' 2>&1 | grep -E "FAILED|PASSED|OK \]" | head -4
+echo "== planted: moments (the store warps' fourth value left out)"; timeout 100 $B/test_cuda_planted_tma --gtest_filter='CudaMoments.Every*' 2>&1 | grep -E "FAILED|PASSED|OK \]" | head -4
+echo "== planted: sub-pixel (the one-product taps dropped)"; timeout 100 $B/test_cuda_planted_tma --gtest_filter='CudaConv.SubPixel*' 2>&1 | grep -E "FAILED|PASSED|OK \]" | head -4
 echo "== planted: few outputs (the staged values' lo dropped)"; timeout 100 $B/test_cuda_planted_few --gtest_filter='CudaConv.FewOutputs*' 2>&1 | grep -E "FAILED|PASSED|OK \]|Expected|Which is" | head -8
 timeout 90 $B/tf-kernel-contract_planted_few --only conv2d --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|missed" | cut -c1-160 | head -6
 echo "== contract"; timeout 90 $B/tf-kernel-contract --only flux2_vae --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|^PASS|missed" | cut -c1-160 | head -14
