@@ -1,8 +1,8 @@
 #pragma once
-// 3x3 stride-1 convolutions with at most 4 output channels (the VAE's conv_out: 3) on CUDA cores, summing
-// (hi + lo) * w in fp32 (conv2d.h's CUDA numerics); the tensor-core kernel's 128-wide channel tile would be
-// 3/128 full. TF_CONV_FEW_OUTPUTS: `picture` stages the fp32 picture itself (no split pass), `split` reads the
-// split pass's channels-last hi and lo.
+// 3x3 stride-1 convolutions with at most 4 output channels (the VAE's conv_out: 3) on CUDA cores: the fp32
+// picture is staged as it is (its GroupNorm applied and its bf16 split taken there, so no split pass), and
+// (hi + lo) * w summed in fp32 (conv2d.h's CUDA numerics); the tensor-core kernels' 96- or 128-wide channel
+// tiles would be 3/128 full.
 #include <cuda_bf16.h>
 
 #include "backend/cuda/kernels/norm/group_norm_affine.cuh"
@@ -12,100 +12,24 @@
 namespace tf::cuda {
 
 constexpr int kFewOutputsMax = 4;
-constexpr int kFewTileX = 32, kFewTileY = 8, kFewChunk = 16;  // outputs a block; channels a staged chunk
-// Whether conv_few_outputs takes a convolution: its weights (fp32 [9][Ci][4]) and one staged chunk of
-// the input tile in 48 KB of shared memory.
-inline size_t conv_few_outputs_smem(int Ci) {
-  return (size_t(9) * Ci * 4 + size_t(kFewTileY + 2) * (kFewTileX + 2) * (kFewChunk + 1)) * sizeof(float);
-}
-inline bool conv_few_outputs_apply(int Co, int Ci, int kh, int stride) {
-  return Co <= kFewOutputsMax && kh == 3 && stride == 1 && Ci % kFewChunk == 0 && conv_few_outputs_smem(Ci) <= 48 * 1024;
-}
 
-// hi, lo: [H, W, Ci] bf16 (hi + lo the input, zero outside the picture); w: bf16 [CO, Ci, 3, 3];
-// e: channel-major output [CO, Ho * Wo] with bias and residual as the GEMM epilogue's. A block's
-// 32 x 8 outputs read their 34 x 10 inputs from shared memory, 16 channels at a time.
-template <int CO>
-__global__ void __launch_bounds__(kFewTileX * kFewTileY) conv_few_outputs_kernel(
-    const __nv_bfloat16* __restrict__ hi, const __nv_bfloat16* __restrict__ lo, int Ci, int H, int W,
-    const __nv_bfloat16* __restrict__ w, int pad_top, int pad_left, int Ho, int Wo, gemm::Epilogue e) {
-  constexpr int PX = kFewTileX + 2, PY = kFewTileY + 2, LD = kFewChunk + 1;  // LD: a lane a bank
-  extern __shared__ float4 smem4[];
-  float4* wsm = smem4;                                          // [tap][ci] -> the CO weights (padded to 4)
-  float* tile = reinterpret_cast<float*>(smem4 + 9 * Ci);     // [PY * PX][LD]
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * kFewTileX + tx, threads = kFewTileX * kFewTileY;
-  for (int i = tid; i < 9 * Ci; i += threads) {
-    const int ci = i % Ci, tap = i / Ci;
-    float v[4] = {0.f, 0.f, 0.f, 0.f};
-#pragma unroll
-    for (int co = 0; co < CO; ++co) v[co] = __bfloat162float(w[(int64_t(co) * Ci + ci) * 9 + tap]);
-    wsm[i] = make_float4(v[0], v[1], v[2], v[3]);
-  }
-  const int ox = blockIdx.x * kFewTileX + tx, oy = blockIdx.y * kFewTileY + ty;
-  const int x0 = blockIdx.x * kFewTileX - pad_left, y0 = blockIdx.y * kFewTileY - pad_top;
-  float acc[4] = {0.f, 0.f, 0.f, 0.f};
-  for (int c0 = 0; c0 < Ci; c0 += kFewChunk) {
-    __syncthreads();  // the previous chunk is read (the first time: the weights are in)
-    for (int i = tid; i < PY * PX * (kFewChunk / 8); i += threads) {
-      const int g = i % (kFewChunk / 8), p = i / (kFewChunk / 8), iy = y0 + p / PX, ix = x0 + p % PX;
-      float v[8] = {0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f, 0.f};
-      if (iy >= 0 && iy < H && ix >= 0 && ix < W) {
-        const int64_t at = (int64_t(iy) * W + ix) * Ci + c0 + g * 8;
-        const uint4 a = __ldg(reinterpret_cast<const uint4*>(hi + at)), b = __ldg(reinterpret_cast<const uint4*>(lo + at));
-        const __nv_bfloat16* ah = reinterpret_cast<const __nv_bfloat16*>(&a);
-        const __nv_bfloat16* bl = reinterpret_cast<const __nv_bfloat16*>(&b);
-#pragma unroll
-        for (int j = 0; j < 8; ++j) v[j] = __fadd_rn(__bfloat162float(ah[j]), __bfloat162float(bl[j]));  // exact
-      }
-#pragma unroll
-      for (int j = 0; j < 8; ++j) tile[p * LD + g * 8 + j] = v[j];
-    }
-    __syncthreads();
-#pragma unroll
-    for (int tap = 0; tap < 9; ++tap) {
-      const float* t = tile + ((ty + tap / 3) * PX + tx + tap % 3) * LD;
-      const float4* wt = wsm + tap * Ci + c0;
-#pragma unroll
-      for (int ci = 0; ci < kFewChunk; ++ci) {
-        const float v = t[ci];
-        const float4 k = wt[ci];
-        acc[0] = fmaf(v, k.x, acc[0]);
-        if (CO > 1) acc[1] = fmaf(v, k.y, acc[1]);
-        if (CO > 2) acc[2] = fmaf(v, k.z, acc[2]);
-        if (CO > 3) acc[3] = fmaf(v, k.w, acc[3]);
-      }
-    }
-  }
-  if (ox >= Wo || oy >= Ho) return;
-  const int n = oy * Wo + ox;
-#pragma unroll
-  for (int co = 0; co < CO; ++co) gemm::store_one(e, co, n, e.bias ? __bfloat162float(e.bias[co]) : 0.f, acc[co]);
-}
-
-inline void launch_conv_few_outputs(const __nv_bfloat16* hi, const __nv_bfloat16* lo, int Ci, int H, int W,
-                                    const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
-                                    const gemm::Epilogue& e, cudaStream_t stream) {
-  const dim3 block(kFewTileX, kFewTileY), grid((Wo + kFewTileX - 1) / kFewTileX, (Ho + kFewTileY - 1) / kFewTileY);
-  const size_t smem = conv_few_outputs_smem(Ci);
-  auto go = [&](auto kernel) { kernel<<<grid, block, smem, stream>>>(hi, lo, Ci, H, W, w, pad_top, pad_left, Ho, Wo, e); };
-  switch (Co) {
-    case 1: go(conv_few_outputs_kernel<1>); break;
-    case 2: go(conv_few_outputs_kernel<2>); break;
-    case 3: go(conv_few_outputs_kernel<3>); break;
-    default: go(conv_few_outputs_kernel<4>); break;
-  }
-}
-
-// The picture kernel: a block 32 x 32 outputs, a thread 4 of one column; 8 channels of the 34 x 34
-// inputs staged at a time, channel-major as the picture is.
-constexpr int kFewRows = 4, kFewPictureChunk = 8;
+// A block 32 x 32 outputs, a thread 4 of one column; 8 channels of the 34 x 34 inputs staged at a time,
+// channel-major as the picture is.
+constexpr int kFewTileX = 32, kFewTileY = 8, kFewRows = 4, kFewChunk = 8;
 constexpr int kFewPX = kFewTileX + 2, kFewPY = kFewTileY * kFewRows + 2;
-constexpr int kFewStagedRowsPerWarp = kFewPictureChunk * kFewPY / kFewTileY;  // 34: a warp stages whole rows
-static_assert(kFewPictureChunk * kFewPY % kFewTileY == 0 && kFewPX > 32 && kFewPX <= 2 * 32);
+constexpr int kFewStagedRowsPerWarp = kFewChunk * kFewPY / kFewTileY;  // 34: a warp stages whole rows
+static_assert(kFewChunk * kFewPY % kFewTileY == 0 && kFewPX > 32 && kFewPX <= 2 * 32);
 
-inline size_t conv_few_outputs_picture_smem(int Ci, bool norm) {
+// Shared memory: the weights (fp32 [9][Ci][4]), the channels' GroupNorm maps, one staged chunk.
+inline size_t conv_few_outputs_smem(int Ci, bool norm) {
   return size_t(9) * Ci * sizeof(float4) + (norm ? size_t(Ci) * sizeof(ChannelAffine) : 0) +
-         size_t(kFewPictureChunk) * kFewPY * kFewPX * sizeof(float);
+         size_t(kFewChunk) * kFewPY * kFewPX * sizeof(float);
+}
+constexpr size_t kFewSmemLimit = 113 * 1024;  // two blocks an SM at least
+// Whether conv_few_outputs takes a convolution.
+inline bool conv_few_outputs_apply(int Co, int Ci, int kh, int stride) {
+  return Co <= kFewOutputsMax && kh == 3 && stride == 1 && Ci % kFewChunk == 0 &&
+         conv_few_outputs_smem(Ci, true) <= kFewSmemLimit;
 }
 
 // Staged row i (chunk channel i / kFewPY, picture row y0 + i % kFewPY), column px: the picture's value, 0
@@ -119,8 +43,8 @@ __device__ __forceinline__ float few_picture_load(const float* __restrict__ x, i
 // The staged value: the GroupNorm's map with NORM, then hi + lo of its bf16 split (exact in fp32); the
 // padding stays zero (after the norm).
 template <bool NORM>
-__device__ __forceinline__ float few_picture_value(const ChannelAffine* affine, int c0, bool silu, int H, int W,
-                                                   int x0, int y0, int i, int px, float v) {
+__device__ __forceinline__ float few_picture_value(const ChannelAffine* affine, int c0, bool silu, int H, int W, int x0,
+                                                   int y0, int i, int px, float v) {
   const int iy = y0 + i % kFewPY, ix = x0 + px;
   if (iy < 0 || iy >= H || ix < 0 || ix >= W) return 0.f;
   if constexpr (NORM) v = group_norm_value(affine[c0 + i / kFewPY], silu, v);
@@ -131,10 +55,11 @@ __device__ __forceinline__ float few_picture_value(const ChannelAffine* affine, 
 
 // x: fp32 [Ci, Hs, Ws] (read through a nearest 2x upsample when up; through GroupNorm's map with NORM),
 // zero outside the picture; each staged value is hi + lo of its bf16 split (exact in fp32), as the split
-// pass would give. w: bf16 [CO, Ci, 3, 3]; e as conv_few_outputs_kernel's. Each output's sum runs over
+// pass would give. w: bf16 [CO, Ci, 3, 3]; e: channel-major output [CO, Ho * Wo] with bias and residual as
+// the GEMM epilogue's. Each output's sum runs over
 // the chunks, their channels, kx, then ky (a fixed order).
 template <int CO, bool NORM>
-__global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_picture_kernel(
+__global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_kernel(
     const float* __restrict__ x, int Ci, int Hs, int Ws, bool up, GroupNormApply norm,
     const __nv_bfloat16* __restrict__ w, int pad_top, int pad_left, int Ho, int Wo, gemm::Epilogue e) {
   extern __shared__ float4 smem4[];
@@ -156,7 +81,7 @@ __global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_pic
   const int x0 = blockIdx.x * kFewTileX - pad_left, y0 = blockIdx.y * kFewTileY * kFewRows - pad_top;
   const int64_t plane = int64_t(Hs) * Ws;
   float acc[kFewRows][4] = {};
-  for (int c0 = 0; c0 < Ci; c0 += kFewPictureChunk) {
+  for (int c0 = 0; c0 < Ci; c0 += kFewChunk) {
     __syncthreads();  // the previous chunk is read (the first time: the weights and maps are in)
     // Columns 0-31 of each staged row: a warp's rows, kBatch loads in flight a thread before any store.
     constexpr int kBatch = 11;
@@ -176,7 +101,7 @@ __global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_pic
       }
     }
     // The last two columns of every staged row.
-    for (int q = tid; q < kFewPictureChunk * kFewPY * (kFewPX - 32); q += threads) {
+    for (int q = tid; q < kFewChunk * kFewPY * (kFewPX - 32); q += threads) {
       const int i = q / (kFewPX - 32), px = 32 + q % (kFewPX - 32);
       const float v = few_picture_load(x, c0, plane, Ws, H, W, up, x0, y0, i, px);
       tile[i * kFewPX + px] = few_picture_value<NORM>(affine, c0, norm.silu, H, W, x0, y0, i, px, v);
@@ -184,7 +109,7 @@ __global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_pic
     __syncthreads();
     const float* base = tile + ty * kFewRows * kFewPX + tx;
 #pragma unroll 1
-    for (int c = 0; c < kFewPictureChunk; ++c) {
+    for (int c = 0; c < kFewChunk; ++c) {
       const float* t = base + c * kFewPY * kFewPX;
       const float4* wc = wsm + c0 + c;
 #pragma unroll
@@ -219,35 +144,38 @@ __global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_pic
 }
 
 template <bool NORM>
-void launch_conv_few_outputs_picture_norm(const float* x, int Ci, int Hs, int Ws, bool up, const GroupNormApply& norm,
-                                          const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
-                                          const gemm::Epilogue& e, cudaStream_t stream) {
+void launch_conv_few_outputs_norm(const float* x, int Ci, int Hs, int Ws, bool up, const GroupNormApply& norm,
+                                  const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
+                                  const gemm::Epilogue& e, cudaStream_t stream) {
   const dim3 block(kFewTileX, kFewTileY);
   const dim3 grid((Wo + kFewTileX - 1) / kFewTileX, (Ho + kFewTileY * kFewRows - 1) / (kFewTileY * kFewRows));
-  const size_t smem = conv_few_outputs_picture_smem(Ci, NORM);
+  const size_t smem = conv_few_outputs_smem(Ci, NORM);
+  static bool ready = false;  // the dynamic shared-memory limit raised once for the four instantiations
+  if (!ready) {
+    for (auto kernel : {conv_few_outputs_kernel<1, NORM>, conv_few_outputs_kernel<2, NORM>,
+                        conv_few_outputs_kernel<3, NORM>, conv_few_outputs_kernel<4, NORM>})
+      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kFewSmemLimit)),
+                 "conv2d (conv_few_outputs_kernel): shared memory limit");
+    ready = true;
+  }
   auto go = [&](auto kernel) {
-    if (smem > 48 * 1024)
-      check_cuda(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)),
-                 "conv2d (conv_few_outputs_picture_kernel): shared memory limit");
     kernel<<<grid, block, smem, stream>>>(x, Ci, Hs, Ws, up, norm, w, pad_top, pad_left, Ho, Wo, e);
   };
   switch (Co) {
-    case 1: go(conv_few_outputs_picture_kernel<1, NORM>); break;
-    case 2: go(conv_few_outputs_picture_kernel<2, NORM>); break;
-    case 3: go(conv_few_outputs_picture_kernel<3, NORM>); break;
-    default: go(conv_few_outputs_picture_kernel<4, NORM>); break;
+    case 1: go(conv_few_outputs_kernel<1, NORM>); break;
+    case 2: go(conv_few_outputs_kernel<2, NORM>); break;
+    case 3: go(conv_few_outputs_kernel<3, NORM>); break;
+    default: go(conv_few_outputs_kernel<4, NORM>); break;
   }
 }
 
 // norm: the GroupNorm (and SiLU) before the convolution, or null.
-inline void launch_conv_few_outputs_picture(const float* x, int Ci, int Hs, int Ws, bool up, const GroupNormApply* norm,
-                                            const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
-                                            const gemm::Epilogue& e, cudaStream_t stream) {
+inline void launch_conv_few_outputs(const float* x, int Ci, int Hs, int Ws, bool up, const GroupNormApply* norm,
+                                    const __nv_bfloat16* w, int Co, int pad_top, int pad_left, int Ho, int Wo,
+                                    const gemm::Epilogue& e, cudaStream_t stream) {
   if (norm)
-    return launch_conv_few_outputs_picture_norm<true>(x, Ci, Hs, Ws, up, *norm, w, Co, pad_top, pad_left, Ho, Wo, e,
-                                                      stream);
-  launch_conv_few_outputs_picture_norm<false>(x, Ci, Hs, Ws, up, GroupNormApply{}, w, Co, pad_top, pad_left, Ho, Wo, e,
-                                              stream);
+    return launch_conv_few_outputs_norm<true>(x, Ci, Hs, Ws, up, *norm, w, Co, pad_top, pad_left, Ho, Wo, e, stream);
+  launch_conv_few_outputs_norm<false>(x, Ci, Hs, Ws, up, GroupNormApply{}, w, Co, pad_top, pad_left, Ho, Wo, e, stream);
 }
 
 }  // namespace tf::cuda

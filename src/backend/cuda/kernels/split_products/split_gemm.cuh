@@ -225,10 +225,6 @@ struct Epilogue {
   const __nv_bfloat16* bias;    // [M] or null
   const float* residual;        // same layout as c, or null
   int M, N;
-  // Kernels with store warps (staged_store.cuh) or column tiles: each tile's per-row (sum, sum of squares)
-  // of the values stored, in double, at moments[m * moment_slots + the tile's slot]; null: none.
-  double2* moments = nullptr;
-  int moment_slots = 0;
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

@@ -25,66 +25,40 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
-// A row's (sum, sum of squares) in double: each lane's values in its order, then the warp's lanes in a
-// fixed butterfly (every lane ends with the same sums, so the bytes do not depend on the tile's placement).
-struct RowMoments {
-  double s = 0.0, ss = 0.0;
-  __device__ __forceinline__ void add(float v) {
-    const double d = v;
-    s += d;
-    ss += d * d;  // exact: a float's square fits a double
-  }
-  // Warp-uniform call; lane 0 writes row m's sums of tile slot `slot`.
-  __device__ __forceinline__ void write(const gemm::Epilogue& e, int m, int slot, int lane) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      s += __shfl_xor_sync(0xffffffffu, s, o);
-      ss += __shfl_xor_sync(0xffffffffu, ss, o);
-    }
-    if (lane == 0) e.moments[int64_t(m) * e.moment_slots + slot] = make_double2(s, ss);
-  }
-};
-
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
 // w + 3, ..., so a warp's store covers 32 consecutive positions of one row (8 sectors, half of each).
 template <int ROWS, int SHIFT>
 __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                     int ox0, const OutMap& map, const float* staged, int w, int lane,
-                                                     int slot) {
+                                                     int ox0, const OutMap& map, const float* staged, int w, int lane) {
 #pragma unroll 1
   for (int r = w; r < ROWS; r += kStoreWarps) {
     const int m = m0 + r;
     if (m >= e.M) break;
     const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
-    RowMoments mo;
 #pragma unroll
     for (int i = 0; i < kStagedPositions / 32; ++i) {
       const int p = lane + 32 * i, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
       if (oy >= s.Ho || ox >= s.Wo) continue;
       const int64_t at = int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col;
       const float t = __fadd_rn(__fmul_rn(e.alpha, staged[staged_at<SHIFT>(r, p)]), bias);
-      const float y = e.residual ? __fadd_rn(t, e.residual[at]) : t;
-      e.c[at] = y;
-      mo.add(y);
+      e.c[at] = e.residual ? __fadd_rn(t, e.residual[at]) : t;
     }
-    if (e.moments) mo.write(e, m, slot, lane);
   }
 }
 
 // Store warp w (0-2), lane l: positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... (output
 // channel m0 + r); each batch's residual values are loaded before any of its stores (the output may be
 // the residual's own buffer). Positions go where map puts them (every other column only with SUBPIXEL:
-// the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers); with
-// e.moments each row's sums go to the tile's slot.
+// the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers).
 template <int ROWS, int SHIFT, bool SUBPIXEL = false>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                             const OutMap& map, const float* staged, int w, int lane, int slot) {
+                                             const OutMap& map, const float* staged, int w, int lane) {
   if constexpr (SUBPIXEL) {
-    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane, slot);
+    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane);
   }
   const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // 4 positions share a row (BW % 4 == 0)
-  const bool in = oy < s.Ho && ox < s.Wo;  // lanes past the picture still join the rows' moment sums
-  const int64_t at = in ? map.base + int64_t(oy) * map.row + ox : 0;
+  if (oy >= s.Ho || ox >= s.Wo) return;
+  const int64_t at = map.base + int64_t(oy) * map.row + ox;
   const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
                     (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
   constexpr int kBatch = 4;  // residual loads in flight a lane (more spill at the store warps' registers)
@@ -95,7 +69,7 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
     for (int b = 0; b < kBatch; ++b) {
       const int r = r0 + kStoreWarps * b, m = m0 + r;
       res[b] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (in && e.residual && r < ROWS && m < e.M) {
+      if (e.residual && r < ROWS && m < e.M) {
         const float* src = e.residual + int64_t(m) * e.ldc + at;
         if (vec4) {
           res[b] = *reinterpret_cast<const float4*>(src);
@@ -119,22 +93,13 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
       };
       const float4 o = make_float4(y(v.x, res[b].x), y(v.y, res[b].y), y(v.z, res[b].z), y(v.w, res[b].w));
       float* dst = e.c + int64_t(m) * e.ldc + at;
-      if (!in) {
-      } else if (vec4) {
+      if (vec4) {
         *reinterpret_cast<float4*>(dst) = o;
       } else {
         dst[0] = o.x;
         if (ox + 1 < s.Wo) dst[1] = o.y;
         if (ox + 2 < s.Wo) dst[2] = o.z;
         if (ox + 3 < s.Wo) dst[3] = o.w;
-      }
-      if (e.moments) {
-        RowMoments mo;
-        if (in) mo.add(o.x);
-        if (in && ox + 1 < s.Wo) mo.add(o.y);
-        if (in && ox + 2 < s.Wo) mo.add(o.z);
-        if (in && ox + 3 < s.Wo) mo.add(o.w);
-        mo.write(e, m, slot, lane);
       }
     }
   }
