@@ -56,8 +56,7 @@ __device__ __forceinline__ float few_picture_value(const ChannelAffine* affine, 
 // x: fp32 [Ci, Hs, Ws] (read through a nearest 2x upsample when up; through GroupNorm's map with NORM),
 // zero outside the picture; each staged value is hi + lo of its bf16 split (exact in fp32), as the split
 // pass would give. w: bf16 [CO, Ci, 3, 3]; e: channel-major output [CO, Ho * Wo] with bias and residual as
-// the GEMM epilogue's. Each output's sum runs over
-// the chunks, their channels, kx, then ky (a fixed order).
+// the GEMM epilogue's. Each output's sum runs over the chunks, their channels, kx, then ky (a fixed order).
 template <int CO, bool NORM>
 __global__ void __launch_bounds__(kFewTileX * kFewTileY, 3) conv_few_outputs_kernel(
     const float* __restrict__ x, int Ci, int Hs, int Ws, bool up, GroupNormApply norm,
