@@ -30,11 +30,17 @@ void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor
   require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
 }
 
+Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual) {
+  const Device d = common_device(op, ts);
+  if (residual) common_device(op, {*ts.begin(), residual});
+  return d;
+}
+
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
             const Tensor* residual) {
   const char* op = "conv2d";
   check_conv2d(op, x, w, bias, g, y, residual);
-  const Device d = residual ? common_device(op, {&x, &w, &bias, &y, residual}) : common_device(op, {&x, &w, &bias, &y});
+  const Device d = conv2d_device(op, {&x, &w, &bias, &y}, residual);
   run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual);
 }
 

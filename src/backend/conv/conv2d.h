@@ -8,6 +8,8 @@
 // on every x86 ISA.
 // CUDA: the bf16 tensor cores see each input as hi = bf16(x) plus lo = bf16(x - hi), about 16
 // significant bits (|x - hi - lo| <= 2^-16 |x|); w * hi and w * lo are exact fp32 terms.
+#include <initializer_list>
+
 #include "core/tensor.h"
 
 namespace tf {
@@ -29,6 +31,8 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
 // The dispatcher's checks of conv2d's arguments (for ops that end in a convolution); throws naming op.
 void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
                   const Tensor& y, const Tensor* residual);
+// The one device of a convolution's tensors and its residual where given; throws naming op.
+Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual);
 
 // The output extent of one axis.
 inline int64_t conv2d_out_extent(int64_t in, int k, int stride, int pad_before, int pad_after) {

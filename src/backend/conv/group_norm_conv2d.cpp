@@ -11,8 +11,7 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   const char* op = "group_norm_conv2d";
   check_group_norm(op, x, gamma, beta, groups, eps, x);
   check_conv2d(op, x, w, bias, g, y, residual);
-  const Device d = residual ? common_device(op, {&x, &gamma, &beta, &w, &bias, &y, residual})
-                            : common_device(op, {&x, &gamma, &beta, &w, &bias, &y});
+  const Device d = conv2d_device(op, {&x, &gamma, &beta, &w, &bias, &y}, residual);
   run_kernel(op, d, cpu::group_norm_conv2d, TF_CUDA_KERNEL(cuda::group_norm_conv2d), x, gamma, beta, groups, eps, silu,
              w, bias, g, y, residual);
 }

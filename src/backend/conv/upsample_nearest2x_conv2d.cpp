@@ -13,7 +13,7 @@ void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& b
   // conv2d's checks on the upsampled picture's shape (x's bytes, only its shape is read).
   const Tensor up{nullptr, x.data, DType::F32, {x.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device};
   check_conv2d(op, up, w, bias, g, y, residual);
-  const Device d = residual ? common_device(op, {&x, &w, &bias, &y, residual}) : common_device(op, {&x, &w, &bias, &y});
+  const Device d = conv2d_device(op, {&x, &w, &bias, &y}, residual);
   run_kernel(op, d, cpu::upsample_nearest2x_conv2d, TF_CUDA_KERNEL(cuda::upsample_nearest2x_conv2d), x, w, bias, g, y,
              residual);
 }
