@@ -22,6 +22,20 @@ __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
   return static_cast<uint32_t>(st_bf16(lo)) | (static_cast<uint32_t>(st_bf16(hi)) << 16);
 }
 
+// pack_bf16's bytes in one conversion instruction.
+__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
+  uint32_t r;
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+// 2^x on the special-function unit alone: results below 2^-126 flush to zero (the non-flushing form
+// adds a range test and two scalings around it).
+__device__ __forceinline__ float exp2_flush(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // V consecutive bf16 values as floats, and back: one 16-byte access for V = 8, one 8-byte access for
 // V = 4 (aligned to that size), else scalar.
 template <int V>

@@ -4,8 +4,8 @@
 // for the query tile and a ring of key and value tiles, and two consumer warpgroups of 64 query rows
 // each that run s = q k^T and o += p v on wgmma with the softmax in registers between, each
 // overlapping a tile's softmax with the previous tile's p v and ping-ponging with the other. Per key tile
-// of 128: s = fp32 sum * scale; the row's running max m, e = exp(s - m), the running sum l and o
-// rescaled by exp(m_old - m); e enters p v as bf16 (a fused kernel's one extra rounding); o / l is
+// of 128: s = fp32 sum * scale; the row's running max m, e = exp(s - m) (below 2^-126 flushed to zero),
+// the running sum l and o rescaled by exp(m_old - m); e enters p v as bf16 (a fused kernel's one extra rounding); o / l is
 // rounded once at the end. Key tiles start at the row's sequence start, so a sequence's bytes do
 // not depend on what is packed beside it.
 #include <cuda.h>
@@ -122,14 +122,20 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_m64k16_bf16_reg_a<D>(oacc, pa[kk], wgmma_descriptor_mn_major(vs(s) + kk * 16 * 64, kRows * 64 * 2));
     wgmma_commit();
   };
-  // The softmax of tile t's scores: keys past the sequence -inf, the running max, e = exp2 of the
-  // scores in log2 units less it, the running sum; alpha[r] rescales what o held before this tile.
+  // The softmax of tile t's scores: keys past the sequence -inf (only the last tile has any), the
+  // running max, e = exp2 of the scores in log2 units less it, the running sum; alpha[r] rescales what
+  // o held before this tile.
   auto softmax = [&](int t, float (&alpha)[2]) {
     const int valid = n_keys - t * kKeys;
+    if (valid >= kKeys) {
 #pragma unroll
-    for (int i = 0; i < kKeys / 2; ++i) {
-      const int j = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
-      sacc[i] = j < valid ? sacc[i] * scale_log2 : -INFINITY;
+      for (int i = 0; i < kKeys / 2; ++i) sacc[i] = sacc[i] * scale_log2;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kKeys / 2; ++i) {
+        const int j = (i / 4) * 8 + (lane % 4) * 2 + (i & 1);
+        sacc[i] = j < valid ? sacc[i] * scale_log2 : -INFINITY;
+      }
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -138,12 +144,12 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int j = 0; j < kKeys / 8; ++j) mt = fmaxf(mt, fmaxf(sacc[4 * j + 2 * r], sacc[4 * j + 2 * r + 1]));
       mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 1));
       mt = fmaxf(mt, __shfl_xor_sync(0xffffffffu, mt, 2));
-      alpha[r] = exp2f(m[r] - mt);  // m[r] = -inf on the first tile: 0
+      alpha[r] = exp2_flush(m[r] - mt);  // m[r] = -inf on the first tile: 0
       m[r] = mt;
       float sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < kKeys / 8; ++j) {
-        const float e0 = exp2f(sacc[4 * j + 2 * r] - mt), e1 = exp2f(sacc[4 * j + 2 * r + 1] - mt);
+        const float e0 = exp2_flush(sacc[4 * j + 2 * r] - mt), e1 = exp2_flush(sacc[4 * j + 2 * r + 1] - mt);
         sum = sum + e0 + e1;
         sacc[4 * j + 2 * r] = e0;
         sacc[4 * j + 2 * r + 1] = e1;
@@ -167,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int half = 0; half < 2; ++half)
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          pa[kk][half * 2 + r] = pack_bf16(sacc[(2 * kk + half) * 4 + r * 2], sacc[(2 * kk + half) * 4 + r * 2 + 1]);
+          pa[kk][half * 2 + r] = pack_bf16x2(sacc[(2 * kk + half) * 4 + r * 2], sacc[(2 * kk + half) * 4 + r * 2 + 1]);
   };
   // Ping-pong: the two warpgroups take turns issuing their products (named barriers 2 and 3), so one's
   // softmax runs while the other's products hold the tensor cores. Warpgroup 1 lets 0 go first and
