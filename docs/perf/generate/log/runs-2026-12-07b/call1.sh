@@ -4,7 +4,7 @@
 # 1024^2 bc57c21ec1997664, 2048^2 e2918491330be71a) and times; (b) the attention softmax diet (ex2 without
 # the denormal path, the mask on the last key tile only, one conversion a bf16 pair): the attention
 # contract, then bench_transformer_ops and the transformer timer at 1024^2, before (.carry/rel/old) and
-# after, interleaved.
+# after, interleaved; s3/: the diet with three key/value stages instead of two (ops bench only).
 set -u
 tar xJf .carry/rel.tar.xz -C .carry
 B=$PWD/.carry/rel
@@ -21,7 +21,7 @@ if [ -n "$SASS" ]; then for b in old/bench_transformer_ops bench_transformer_ops
   $SASS -sass $B/$b 2>/dev/null | awk '/Function : .*attention_fused.*attention_kernelILi128/{f=1} /Function : /&&!/attention_fused.*ILi128/{f=0} f' > $OUT/sass-$(basename $(dirname $B/$b)).txt
   echo "$b: $(wc -l < $OUT/sass-$(basename $(dirname $B/$b)).txt) lines, MUFU.EX2 $(grep -c MUFU.EX2 $OUT/sass-$(basename $(dirname $B/$b)).txt), FSETP $(grep -c FSETP $OUT/sass-$(basename $(dirname $B/$b)).txt), F2F/F2FP $(grep -cE 'F2F|F2FP' $OUT/sass-$(basename $(dirname $B/$b)).txt)"; done; fi
 echo "== attention A/B (bench_transformer_ops 4196)"
-for r in 1 2; do for b in old/bench_transformer_ops bench_transformer_ops; do echo "-- $b"; timeout 60 $B/$b 4196 2>&1 | grep -E "rate|attention|block|forward" | head -6; done; done
+for r in 1 2; do for b in old/bench_transformer_ops bench_transformer_ops s3/bench_transformer_ops; do echo "-- $b"; timeout 60 $B/$b 4196 2>&1 | grep -E "rate|attention|block|forward" | head -6; done; done
 wait
 echo "== decode"
 for s in 512,1024,2048 1024; do timeout 60 $B/bench_vae_cuda --model $P/vae --sizes $s --reps 5 --what decode 2>&1 | grep -v "^Flux2\|on NVIDIA\|^FLUX" | tee -a $OUT/vae.jsonl; done
