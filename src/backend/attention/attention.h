@@ -13,7 +13,8 @@
 //   s_ij = fp32(sum_d q_i[d] k_j[d]) * scale;  e_ij = exp(s_ij - m_i) (fp32, m_i the row's max s)
 //   o_i = bf16((sum_j e_ij * float(v_j)) / (sum_j e_ij))   (fp32 sums over j in order)
 // (CPU; CUDA's flash kernel keeps a running m_i, rescales its sums once a key tile, evaluates exp as
-// exp2 of scores scaled by scale * log2(e), and takes e_ij into the value sum as bf16, as SDPA does).
+// exp2 of scores scaled by scale * log2(e), flushing e_ij below 2^-126 to zero, and takes e_ij into
+// the value sum as bf16, as SDPA does).
 //
 // channels: one head over all positions, channel-major as 1x1 convolutions produce it, q, k, v, o F32
 // [D, N], mask none, one sequence; fp32-class numerics:
