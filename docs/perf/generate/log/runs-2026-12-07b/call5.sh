@@ -17,5 +17,5 @@ echo "== contract"; for o in attention_fused qkv_norm_rope; do timeout 120 $A/rs
 echo "== attention A/B (bench_transformer_ops 4196)"
 for r in 1 2; do for b in diet rs; do echo "-- $b"; timeout 60 $A/$b/bench_transformer_ops 4196 2>&1 | grep -E "rate|attention|qkv_norm_rope|rms_norm" | head -5; done; done
 wait
-echo "== timer 1024^2: diet, rs, diet, rs"
-for b in diet rs diet rs; do echo "-- $b"; timeout 100 $A/$b/bench_transformer_timer --model $P/transformer --sizes 1024 --reps 5 2>> $OUT/timer.err | tee -a $OUT/timer-$b.jsonl | grep -v '"load"' | cut -c1-250; done
+echo "== timer 1024^2: diet, rs"
+for b in diet rs; do echo "-- $b"; timeout 100 $A/$b/bench_transformer_timer --model $P/transformer --sizes 1024 --reps 5 2>> $OUT/timer.err | tee -a $OUT/timer-$b.jsonl | grep -v '"load"' | cut -c1-250; done
