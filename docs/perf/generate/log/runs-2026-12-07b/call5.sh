@@ -3,15 +3,8 @@
 # three rows a half-warp in flight (rs/, the commit after 8ff7e66) against the diet alone (diet/, 8ff7e66):
 # the attention tests and contracts, bench_transformer_ops at 4,196 tokens and the timer at 1024^2
 # interleaved (the forward's bytes must stay 04916dd93edef2ca, guidance f0162efe6303eb9c).
-set -u
-tar xJf .carry/ab.tar.xz -C .carry
+source bench/device_preamble.sh .carry/ab.tar.xz .carry/ab/rs
 A=$PWD/.carry/ab
-export LD_LIBRARY_PATH=$A/rs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-mkdir -p /work/main && ln -sfn $PWD/tests /work/main/tests
-P=/tmp/moss-pipeline-random
-nvidia-smi --query-gpu=name,clocks.sm,power.draw --format=csv,noheader
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -1
-[ -f $P/model_index.json ] || (PYTHONPATH=/tmp/site timeout 240 python3 bench/generate_vs_torch/make_pipeline_gpu.py --out $P > $OUT/make.txt 2>&1; echo "made: $(tail -1 $OUT/make.txt)") &
 echo "== tests"; timeout 200 $A/rs/test_cuda --gtest_filter='CudaOps.*Attention*:CudaOps.*Rope*:CudaTransformer.*' 2>&1 | tee $OUT/test_cuda.log | grep -E "FAILED|PASSED|Failure|Expected|Which is|^\[==" | head -20
 echo "== contract"; for o in attention_fused qkv_norm_rope; do timeout 120 $A/rs/tf-kernel-contract --only $o --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|^PASS|missed" | cut -c1-220; done
 echo "== attention A/B (bench_transformer_ops 4196)"

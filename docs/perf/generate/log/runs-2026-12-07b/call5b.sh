@@ -1,15 +1,8 @@
 #!/bin/bash
 # Device call 5b: call5.sh trimmed to the device time left: rs/ only against the diet's known numbers
 # (attention 349-351 us, forward hash 04916dd93edef2ca), one round each.
-set -u
-tar xJf .carry/ab.tar.xz -C .carry
+source bench/device_preamble.sh .carry/ab.tar.xz .carry/ab/rs
 A=$PWD/.carry/ab
-export LD_LIBRARY_PATH=$A/rs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-mkdir -p /work/main && ln -sfn $PWD/tests /work/main/tests
-P=/tmp/moss-pipeline-random
-nvidia-smi --query-gpu=name --format=csv,noheader
-python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl 2>&1 | tail -1
-(PYTHONPATH=/tmp/site timeout 100 python3 bench/generate_vs_torch/make_pipeline_gpu.py --out $P > $OUT/make.txt 2>&1) &
 timeout 60 $A/rs/test_cuda --gtest_filter='CudaOps.*Attention*:CudaOps.*Rope*:CudaTransformer.Flash*:CudaTransformer.Tiny*' 2>&1 | grep -E "FAILED|PASSED|Failure|^\[==" | head -8
 for o in attention_fused qkv_norm_rope; do timeout 40 $A/rs/tf-kernel-contract --only $o --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|^PASS" | cut -c1-200; done
 for b in diet rs; do echo "-- $b"; timeout 30 $A/$b/bench_transformer_ops 4196 2>&1 | grep -E "rate|attention|qkv_norm_rope" | head -4; done
