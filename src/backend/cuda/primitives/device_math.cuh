@@ -17,13 +17,9 @@ __device__ __forceinline__ float ld_bf16(const uint16_t* p, int64_t i) {
 __device__ __forceinline__ float bf16_bits_to_float(uint16_t b) { return __uint_as_float(static_cast<uint32_t>(b) << 16); }
 __device__ __forceinline__ uint16_t st_bf16(float f) { return __bfloat16_as_ushort(__float2bfloat16_rn(f)); }
 __device__ __forceinline__ float round_bf16(float f) { return bf16_bits_to_float(st_bf16(f)); }
-// Two values rounded to bf16 in one 32-bit word, lo first (memory order).
+// Two values rounded to bf16 in one 32-bit word, lo first (memory order): one conversion instruction
+// (round to nearest even, as st_bf16's).
 __device__ __forceinline__ uint32_t pack_bf16(float lo, float hi) {
-  return static_cast<uint32_t>(st_bf16(lo)) | (static_cast<uint32_t>(st_bf16(hi)) << 16);
-}
-
-// pack_bf16's bytes in one conversion instruction.
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   uint32_t r;
   asm("cvt.rn.bf16x2.f32 %0, %1, %2;\n" : "=r"(r) : "f"(hi), "f"(lo));
   return r;

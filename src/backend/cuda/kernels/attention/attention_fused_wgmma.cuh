@@ -173,7 +173,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for (int half = 0; half < 2; ++half)
 #pragma unroll
         for (int r = 0; r < 2; ++r)
-          pa[kk][half * 2 + r] = pack_bf16x2(sacc[(2 * kk + half) * 4 + r * 2], sacc[(2 * kk + half) * 4 + r * 2 + 1]);
+          pa[kk][half * 2 + r] = pack_bf16(sacc[(2 * kk + half) * 4 + r * 2], sacc[(2 * kk + half) * 4 + r * 2 + 1]);
   };
   // Ping-pong: the two warpgroups take turns issuing their products (named barriers 2 and 3), so one's
   // softmax runs while the other's products hold the tensor cores. Warpgroup 1 lets 0 go first and
