@@ -38,30 +38,40 @@ __global__ void __launch_bounds__(kBlock) qkv_norm_rope_kernel(const uint16_t* q
     s[n] = sv.x, s[n + 1] = sv.y, s[n + 2] = sv.z, s[n + 3] = sv.w;
   }
   const int rows = 3 * H;
-  // every half-warp runs the same trip count: a dead one still joins its warp's shuffles
-  for (int r0 = 0; r0 < rows; r0 += kHalfWarps) {
-    const int row = r0 + hw;
-    const bool live = row < rows;
-    const int rr = live ? row : 0, part = rr / H, h = rr - part * H;
-    const uint16_t* src = qkv + (t * rows + rr) * d + i0;
-    uint16_t* dst = (part == 0 ? q : part == 1 ? k : v) + (t * H + h) * d + i0;
-    float x[V];
-    ld_bf16x<V>(src, x);
-    float ss = 0.0f;
+  // every half-warp runs the same trip count: a dead one still joins its warp's shuffles; kBatch rows
+  // a half-warp are loaded before any is stored, so that many loads are in flight
+  constexpr int kBatch = 3;
+  for (int r0 = 0; r0 < rows; r0 += kHalfWarps * kBatch) {
+    float x[kBatch][V];
+    int part[kBatch], h[kBatch];
+    bool live[kBatch];
 #pragma unroll
-    for (int n = 0; n < V; ++n) ss = __fadd_rn(ss, __fmul_rn(x[n], x[n]));
-    ss = group_sum<16>(ss);
-    const float rs = 1.0f / sqrtf(ss / static_cast<float>(d) + eps);
-    float y[V];
-#pragma unroll
-    for (int n = 0; n < V; ++n) y[n] = __fmul_rn(__fmul_rn(x[n], rs), part == 1 ? wk[n] : wq[n]);
-    // RoPE over the whole head: element i pairs with i -+ d / 2, the same slot of lane -+ 8
-#pragma unroll
-    for (int n = 0; n < V; ++n) {
-      const float other = __shfl_xor_sync(0xffffffffu, y[n], 8);
-      y[n] = turned(y[n], i0 < half ? -other : other, c[n], s[n]);
+    for (int b = 0; b < kBatch; ++b) {
+      const int row = r0 + b * kHalfWarps + hw;
+      live[b] = row < rows;
+      const int rr = live[b] ? row : 0;
+      part[b] = rr / H, h[b] = rr - part[b] * H;
+      ld_bf16x<V>(qkv + (t * rows + rr) * d + i0, x[b]);
     }
-    if (live) st_bf16x<V>(dst, part == 2 ? x : y);
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      uint16_t* dst = (part[b] == 0 ? q : part[b] == 1 ? k : v) + (t * H + h[b]) * d + i0;
+      float ss = 0.0f;
+#pragma unroll
+      for (int n = 0; n < V; ++n) ss = __fadd_rn(ss, __fmul_rn(x[b][n], x[b][n]));
+      ss = group_sum<16>(ss);
+      const float rs = 1.0f / sqrtf(ss / static_cast<float>(d) + eps);
+      float y[V];
+#pragma unroll
+      for (int n = 0; n < V; ++n) y[n] = __fmul_rn(__fmul_rn(x[b][n], rs), part[b] == 1 ? wk[n] : wq[n]);
+      // RoPE over the whole head: element i pairs with i -+ d / 2, the same slot of lane -+ 8
+#pragma unroll
+      for (int n = 0; n < V; ++n) {
+        const float other = __shfl_xor_sync(0xffffffffu, y[n], 8);
+        y[n] = turned(y[n], i0 < half ? -other : other, c[n], s[n]);
+      }
+      if (live[b]) st_bf16x<V>(dst, part[b] == 2 ? x[b] : y);
+    }
   }
 }
 
