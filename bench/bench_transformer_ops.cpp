@@ -97,6 +97,7 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
   const Tensor o2 = o.reshaped({T, D});
   gemm("o product", o2, wo, po);
   line("residual_add (gated)", median_us([&] { residual_add(x, po, &gate); }, 10), 0, 6.0 * T * D);
+  Tensor y2 = dev({T, D});
   Tensor wug = rnd({2 * F, D}, 14, 0.02f), ug = dev({T, 2 * F});
   gemm("up|gate product", y, wug, ug);
   Tensor up = rnd({T, F}, 15), gt = rnd({T, F}, 16), s = dev({T, F});
@@ -130,6 +131,24 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
     const double fused_us = total_us;
     std::printf("T=%-10s the four wgmma products: %.1f us; the three fused: %.1f us (the whole separate block: %.1f us)\n",
                 label.c_str(), products_us, fused_us, separate_us);
+  }
+  // The block as the transformer runs it: q|k|v, qkv_norm_rope, attention, o, the gated add with the
+  // next norm, up|gate + SiTU fused, down, the gated add with the next block's norm.
+  {
+    total_us = 0;
+    gemm("q|k|v product", y, wqkv, qkv);
+    line("qkv_norm_rope", median_us([&] { qkv_norm_rope(qkv, qn, kn, 1e-6f, {cs, sn}, q, k, v); }, 10), 0, 12.0 * T * D);
+    line("attention (fused, flash)", median_us([&] { attention(q, k, v, ao, o); }, 10), attn_flops, 0);
+    gemm("o product", o2, wo, po);
+    line("residual_add_rms_norm_modulate",
+         median_us([&] { residual_add_rms_norm_modulate(x, po, gate, nw, 1e-6f, shift, scale, y2); }, 10), 0, 8.0 * T * D);
+    const Tensor wu = wug.rows(0, F), wg = wug.rows(F, 2 * F);
+    line("up|gate product + SiTU (fused)",
+         median_us([&] { linear_gated_product(y, wg, wu, GatedActivation::situ, s); }, 10), 2.0 * T * D * 2 * F, 0);
+    gemm("down product", s, wd, pd);
+    line("residual_add_rms_norm_modulate",
+         median_us([&] { residual_add_rms_norm_modulate(x, pd, gate, nw, 1e-6f, shift, scale, y2); }, 10), 0, 8.0 * T * D);
+    std::printf("T=%-10s the block as it runs: %.1f us, x42 = %.2f ms\n", label.c_str(), total_us, total_us * kLayers / 1e3);
   }
   Tensor b = rnd({3 * D}, 18, 0.1f);
   gemm("q|k|v product with bias (text's form)", y, wqkv, qkv, &b);

@@ -8,6 +8,7 @@
 #include "backend/elementwise/residual_add.h"
 #include "backend/linear/linear.h"
 #include "backend/norm/rms_norm.h"
+#include "backend/norm/rms_norm_modulate.h"
 #include "backend/rope/rope.h"
 #include "check/compare.h"
 #include "check/random_tensor.h"
@@ -132,14 +133,17 @@ TEST(LinearEpilogue, ResidualFormsGiveTheStepsBytes) {
   const int64_t n = 6, K = 64, N = 32;
   Tensor x = random_bf16({n, K}, 14), w = random_bf16({N, K}, 15), b = random_bf16({N}, 16);
   Tensor gate = random_bf16({N}, 17), nw = random_bf16({N}, 18), h0 = random_bf16({n, N}, 19);
+  Tensor shift = random_bf16({N}, 24), scale = random_bf16({N}, 25, 0.5f);
+  enum Norm { none, one_plus, modulated };
   for (bool with_bias : {false, true})
     for (bool with_gate : {false, true})
-      for (bool with_norm : {false, true}) {
-        SCOPED_TRACE(testing::Message() << "bias " << with_bias << " gate " << with_gate << " norm " << with_norm);
+      for (Norm norm : {none, one_plus, modulated}) {
+        SCOPED_TRACE(testing::Message() << "bias " << with_bias << " gate " << with_gate << " norm " << norm);
+        const RmsNormOptions opts{norm == modulated ? NormWeight::plain : NormWeight::one_plus, 1e-6f};
         Tensor h = copy_of(h0), y = empty(DType::BF16, {n, N}), x1 = empty(DType::BF16, {n, N});
         linear(x, w, {.bias = with_bias ? &b : nullptr, .residual = &h, .gate = with_gate ? &gate : nullptr,
-                      .norm_weight = with_norm ? &nw : nullptr, .norm = {NormWeight::one_plus, 1e-6f},
-                      .norm_out = with_norm ? &x1 : nullptr});
+                      .norm_weight = norm != none ? &nw : nullptr, .norm = opts, .norm_out = norm != none ? &x1 : nullptr,
+                      .shift = norm == modulated ? &shift : nullptr, .scale = norm == modulated ? &scale : nullptr});
         // the steps: the product (with its bias), the gated or plain add, the norm
         Tensor h2 = copy_of(h0), p = empty(DType::BF16, {n, N}), x2 = empty(DType::BF16, {n, N});
         linear(x, w, p, {.bias = with_bias ? &b : nullptr});
@@ -148,11 +152,36 @@ TEST(LinearEpilogue, ResidualFormsGiveTheStepsBytes) {
           h2.ptr<uint16_t>()[i] = bits(at(h2, i) + d);
         }
         EXPECT_TRUE(same_bytes(h, h2));
-        if (with_norm) {
-          rms_norm(h2, nw, {NormWeight::one_plus, 1e-6f}, x2);
-          EXPECT_TRUE(same_bytes(x1, x2));
-        }
+        if (norm == one_plus) rms_norm(h2, nw, opts, x2);
+        if (norm == modulated) rms_norm_modulate(h2, nw, 1e-6f, shift, scale, x2);
+        if (norm != none) EXPECT_TRUE(same_bytes(x1, x2));
       }
+}
+
+TEST(RmsNormVariants, GatedResidualModulatedFormIsTheGatedAddThenTheModulatedNorm) {
+  const int64_t n = 5, d = 48;
+  Tensor h0 = random_bf16({n, d}, 30, 2.0f), delta = random_bf16({n, d}, 31), gate = random_bf16({d}, 32);
+  Tensor w = random_bf16({d}, 33), shift = random_bf16({d}, 34), scale = random_bf16({d}, 35, 0.5f);
+  Tensor h = copy_of(h0), y = empty(DType::BF16, {n, d});
+  residual_add_rms_norm_modulate(h, delta, gate, w, 1e-6f, shift, scale, y);
+  Tensor h2 = copy_of(h0), y2 = empty(DType::BF16, {n, d});
+  for (int64_t i = 0; i < h2.numel(); ++i) h2.ptr<uint16_t>()[i] = bits(at(h2, i) + at(delta, i) * at(gate, i % d));
+  EXPECT_TRUE(same_bytes(h, h2));
+  for (int64_t r = 0; r < n; ++r) {  // the modulated norm written out: fp32 steps, one rounding
+    float ss = 0.0f;
+    for (int64_t i = 0; i < d; ++i) ss += at(h2, r * d + i) * at(h2, r * d + i);
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(d) + 1e-6f);
+    for (int64_t i = 0; i < d; ++i) {
+      const float v = ((at(h2, r * d + i) * inv) * at(w, i)) * (1.0f + at(scale, i)) + at(shift, i);
+      ASSERT_EQ(y.ptr<uint16_t>()[r * d + i], bits(v)) << r << ", " << i;
+    }
+  }
+  auto message = [&](auto f) { return tf::test_support::error_message(f); };
+  EXPECT_NE(message([&] { residual_add_rms_norm_modulate(h, delta, gate, w, 1e-6f, shift, scale, h); }).find("must not alias"),
+            std::string::npos);
+  Tensor short_gate = random_bf16({d - 1}, 36);
+  EXPECT_NE(message([&] { residual_add_rms_norm_modulate(h, delta, short_gate, w, 1e-6f, shift, scale, y); }).find("gate"),
+            std::string::npos);
 }
 
 TEST(LinearEpilogue, RefusesAResidualWithAnOutputAndAHalfNorm) {
@@ -161,6 +190,11 @@ TEST(LinearEpilogue, RefusesAResidualWithAnOutputAndAHalfNorm) {
   EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, y, {.residual = &h}); }).find("takes no y"), std::string::npos);
   EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, {.residual = &h, .norm_weight = &w}); }).find("needs both"), std::string::npos);
   EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, LinearEpilogue{}); }).find("no residual"), std::string::npos);
+  Tensor nw = random_bf16({4}, 24), y2 = empty(DType::BF16, {2, 4});
+  EXPECT_NE(tf::test_support::error_message([&] {
+              linear(x, w, {.residual = &h, .norm_weight = &nw, .norm = {NormWeight::plain, 1e-6f}, .norm_out = &y2, .shift = &nw});
+            }).find("modulated norm needs shift, scale"),
+            std::string::npos);
   Tensor bad = random_bf16({5}, 23);
   EXPECT_NE(tf::test_support::error_message([&] { linear(x, w, y, {.bias = &bad}); }).find("bias"), std::string::npos);
 }

@@ -18,6 +18,7 @@
 #include "backend/elementwise/residual_add.h"
 #include "backend/norm/rms_norm_gated.h"
 #include "backend/norm/rms_norm.h"
+#include "backend/norm/rms_norm_modulate.h"
 #include "backend/rope/rope.h"
 #include "backend/rope/rope_tables.h"
 #include "backend/elementwise/sigmoid_gate.h"
@@ -162,6 +163,29 @@ TEST(CudaOps, Norms) {
       rms_norm_gated(gpu(gx), gpu(gz), gpu(gw), 1e-6f, dgy);
       expect_close("rms_norm_gated", gy, dgy, 1);
     }
+  }
+}
+
+// The transformer's rows (3,072: 128 threads a row, 24 values a thread), the encoder's width and a
+// row of scalars: the fused op's bytes are the CUDA steps', and within a step of the CPU's norm.
+TEST(CudaOps, GatedResidualModulatedNormGivesTheStepsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+  for (auto [rows, d] : {std::pair<int64_t, int64_t>{301, 3072}, {9, 4096}, {7, 100}}) {
+    SCOPED_TRACE(testing::Message() << rows << " x " << d);
+    Tensor h = rnd(DType::BF16, {rows, d}, 40, 2.0f), delta = rnd(DType::BF16, {rows, d}, 41), gate = rnd(DType::BF16, {d}, 42, 0.5f);
+    Tensor w = rnd(DType::BF16, {d}, 43, 0.3f), shift = rnd(DType::BF16, {d}, 44), scale = rnd(DType::BF16, {d}, 45, 0.5f);
+    Tensor dh1 = gpu(h), dy1 = like_gpu(h), dh2 = gpu(h), dy2 = like_gpu(h);
+    const Tensor dgate = gpu(gate);
+    residual_add(dh1, gpu(delta), &dgate);
+    rms_norm_modulate(dh1, gpu(w), 1e-6f, gpu(shift), gpu(scale), dy1);
+    residual_add_rms_norm_modulate(dh2, gpu(delta), gpu(gate), gpu(w), 1e-6f, gpu(shift), gpu(scale), dy2);
+    EXPECT_TRUE(same_bytes(dh1, dh2)) << "the gated add";
+    EXPECT_TRUE(same_bytes(dy1, dy2)) << "the modulated norm";
+    Tensor ch = empty(DType::BF16, h.shape), cy = empty(DType::BF16, h.shape);
+    copy_into(ch, h);
+    residual_add_rms_norm_modulate(ch, delta, gate, w, 1e-6f, shift, scale, cy);
+    EXPECT_TRUE(same_bytes(ch, dh2)) << "the gated add on both backends";
+    expect_close("residual_add_rms_norm_modulate", cy, dy2, 1);
   }
 }
 

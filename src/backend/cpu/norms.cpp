@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backend/cpu/bf16_rows.h"
+#include "backend/elementwise/residual_add.h"
 #include "backend/norm/rms_norm.h"
 #include "backend/norm/rms_norm_gated.h"
 #include "backend/norm/rms_norm_modulate.h"
@@ -92,6 +93,13 @@ void rms_norm_modulate(const Tensor& x, const Tensor& w, float eps, const Tensor
       yp[r * d + i] = st(n * (1.0f + ld(scp, i)) + ld(shp, i));
     }
   }, 16);
+}
+
+// The two steps' kernels in turn: the fused op's bytes by definition.
+void residual_add_rms_norm_modulate(Tensor& h, const Tensor& d, const Tensor& gate, const Tensor& w, float eps,
+                                    const Tensor& shift, const Tensor& scale, Tensor& y) {
+  cpu::residual_add_gated(h, d, gate);
+  cpu::rms_norm_modulate(h, w, eps, shift, scale, y);
 }
 
 void rms_norm_gated(const Tensor& x, const Tensor& z, const Tensor& w, float eps, Tensor& y) {

@@ -2,6 +2,7 @@
 
 #include "backend/device/dispatch.h"
 #include "backend/elementwise/residual_add.h"
+#include "backend/norm/rms_norm_modulate.h"
 
 namespace tf {
 
@@ -48,7 +49,7 @@ void linear(const Tensor& x, const Tensor& w, Tensor& y) {
 
 void linear(const Tensor& x, const Tensor& w, Tensor& y, const LinearEpilogue& e) {
   const char* op = "linear";
-  if (e.residual || e.gate || e.norm_weight || e.norm_out)
+  if (e.residual || e.gate || e.norm_weight || e.norm_out || e.shift || e.scale)
     fail(std::string(op) + ": a residual, gate or norm epilogue takes no y (use linear(x, w, epilogue))");
   if (!e.bias) return linear(x, w, y);
   Device dev = common_device(op, {&x, &w, &y, e.bias});
@@ -62,6 +63,9 @@ void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e) {
   const char* op = "linear (residual)";
   if (!e.residual) fail(std::string(op) + ": no residual to add the product to (use linear(x, w, y, epilogue))");
   if (!e.norm_weight != !e.norm_out) fail(std::string(op) + ": a norm after the add needs both its weight and its output");
+  const bool modulated = e.shift || e.scale;
+  if (modulated && (!e.shift || !e.scale || !e.norm_weight || e.norm.weight != NormWeight::plain))
+    fail(std::string(op) + ": a modulated norm needs shift, scale and a plain norm weight");
   Tensor& h = *e.residual;
   Device dev = common_device(op, {&x, &w, &h});
   check_operands(op, x, w);
@@ -78,15 +82,18 @@ void linear(const Tensor& x, const Tensor& w, const LinearEpilogue& e) {
   if (e.bias || e.gate) {
     y = empty(DType::BF16, h.shape, dev);
     linear(x, w, y, LinearEpilogue{.bias = e.bias});
+    if (modulated && e.gate)
+      return residual_add_rms_norm_modulate(h, y, *e.gate, *e.norm_weight, e.norm.eps, *e.shift, *e.scale, *e.norm_out);
     residual_add(h, y, e.gate);
   } else {
     const int64_t P = linear_k_shares(dev, x.dim(0), x.dim(1), w.dim(0));
     y = P ? empty(DType::F32, {P, x.dim(0), w.dim(0)}, dev) : empty(DType::BF16, h.shape, dev);
     linear(x, w, y);
-    if (e.norm_weight) return residual_add_rms_norm(h, y, *e.norm_weight, e.norm, *e.norm_out);
+    if (e.norm_weight && !modulated) return residual_add_rms_norm(h, y, *e.norm_weight, e.norm, *e.norm_out);
     residual_add(h, y);
   }
-  if (e.norm_weight) rms_norm(h, *e.norm_weight, e.norm, *e.norm_out);
+  if (modulated) rms_norm_modulate(h, *e.norm_weight, e.norm.eps, *e.shift, *e.scale, *e.norm_out);
+  else if (e.norm_weight) rms_norm(h, *e.norm_weight, e.norm, *e.norm_out);
 }
 
 int64_t linear_k_shares(Device d, int64_t n, int64_t K, int64_t N) {

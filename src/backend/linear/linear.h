@@ -44,7 +44,9 @@ void linear_shared_input(const Tensor& x, std::initializer_list<LinearPart> part
 //   bias:      y = bf16(s + float(b))   (b BF16 or F32 [N]; one rounding) — else y = bf16(s)
 //   residual:  h = bf16(float(h) + float(y))  in place (y itself is not kept); with gate (BF16 [N]):
 //              h = bf16(float(h) + float(y) * float(gate))  (y the product's bf16; one rounding, no fma)
-//   norm:      after the residual add, norm_out = rms_norm(h, norm_weight, norm) (residual_add_rms_norm's bytes)
+//   norm:      after the residual add, norm_out = rms_norm(h, norm_weight, norm) (residual_add_rms_norm's bytes);
+//              with shift and scale (norm.weight plain) the modulated norm, rms_norm_modulate(h, norm_weight,
+//              norm.eps, shift, scale) (with gate: residual_add_rms_norm_modulate's bytes)
 // A residual product without bias or gate leaves the device's k-share sums to the add (linear_k_shares),
 // so the family never sees them.
 struct LinearEpilogue {
@@ -54,6 +56,8 @@ struct LinearEpilogue {
   const Tensor* norm_weight = nullptr;
   RmsNormOptions norm{};
   Tensor* norm_out = nullptr;
+  const Tensor* shift = nullptr;
+  const Tensor* scale = nullptr;
 };
 
 // y = x w^T with the epilogue's bias (y: BF16 [n, N]); e.residual must be null.

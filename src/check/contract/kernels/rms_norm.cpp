@@ -1,6 +1,7 @@
 // rms_norm, r = rsqrt(fp32 sum(x^2) / d + eps), in its two weight forms:
 //   one_plus (and the fused residual add ahead of it): y = bf16((x * r) * (1 + w))   (fp32 products, one rounding)
 //   plain: y = bf16(bf16(x * r) * w)                                                 (two roundings)
+// and the modulated norm (rms_norm_modulate, and the gated residual add ahead of it), one rounding.
 #include "backend/norm/rms_norm.h"
 #include "backend/norm/rms_norm_modulate.h"
 #include "check/contract/kernels/common.h"
@@ -127,6 +128,42 @@ void added_rounding(const std::vector<Tensor>& in, std::vector<Tensor>& out, con
   set_values(out[0], y);
 }
 
+// The modulated norm: y = bf16(((x * r) * w) * (1 + scale) + shift), fp32 steps, one rounding.
+std::vector<Tracked> modulated_reference(const std::vector<Tracked>& x, int64_t d, double eps, const std::vector<Tracked>& w,
+                                         const std::vector<Tracked>& sh, const std::vector<Tracked>& sc) {
+  const int64_t rows = static_cast<int64_t>(x.size()) / d;
+  std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
+  for (int64_t r = 0; r < rows; ++r) {
+    const Tracked inv = inv_rms_reference(x, r, d, eps, sq);
+    for (int64_t i = 0; i < d; ++i) {
+      const Tracked n = f32_mul(f32_mul(x[r * d + i], inv), w[i]);
+      y[r * d + i] = round_bf16_point(f32_add(f32_mul(n, f32_add(exact(1.0), sc[i])), sh[i]));
+    }
+  }
+  return y;
+}
+
+// The plain cases (x, w) given the gated residual's d and gate after h, and a modulation: inputs h, d,
+// gate, w, shift, scale; outputs h, y. The random ones gain a row of 3,072 (the transformer's width);
+// the adversarial ones take d in proportion to h (zero rows stay zero, spikes stay spikes).
+std::vector<Case> gated_residual_cases(Rng& rng, std::vector<Case> cs, bool adversarial) {
+  if (!adversarial) cs.push_back(make_case(rng, 40, 3072, DType::BF16, false));
+  for (Case& c : cs) {
+    const int64_t rows = c.inputs[0].dim(0), d = c.inputs[0].dim(1);
+    const Tensor w = c.inputs[1];
+    Tensor delta = random_normal(rng, DType::BF16, {rows, d});
+    if (adversarial) {
+      std::vector<double> h = values_of(c.inputs[0]), v = values_of(delta);
+      for (size_t i = 0; i < v.size(); ++i) v[i] *= h[i];
+      set_values(delta, v);
+    }
+    c.inputs = {c.inputs[0], delta, random_normal(rng, DType::BF16, {d}, 0.5), w,
+                random_normal(rng, DType::BF16, {d}), random_normal(rng, DType::BF16, {d}, 0.5)};
+    c.outputs = {host_empty(DType::BF16, {rows, d}), host_empty(DType::BF16, {rows, d})};
+  }
+  return cs;
+}
+
 }  // namespace
 
 void register_rms_norm(bool cuda) {
@@ -194,18 +231,8 @@ void register_rms_norm(bool cuda) {
   nm.random_cases = [with_modulation](Rng& rng) { return with_modulation(rng, weight_plain_cases(rng, false)); };
   nm.adversarial_cases = [with_modulation](Rng& rng) { return with_modulation(rng, weight_plain_cases(rng, true)); };
   nm.reference = [](const Case& c) {
-    const int64_t d = c.inputs[0].dim(1), rows = c.inputs[0].dim(0);
-    const std::vector<Tracked> x = tracked_of(c.inputs[0]), w = tracked_of(c.inputs[1]);
-    const std::vector<Tracked> sh = tracked_of(c.inputs[2]), sc = tracked_of(c.inputs[3]);
-    std::vector<Tracked> y(x.size()), sq(static_cast<size_t>(d));
-    for (int64_t r = 0; r < rows; ++r) {
-      const Tracked inv = inv_rms_reference(x, r, d, c.params[0], sq);
-      for (int64_t i = 0; i < d; ++i) {
-        const Tracked n = f32_mul(f32_mul(x[r * d + i], inv), w[i]);
-        y[r * d + i] = round_bf16_point(f32_add(f32_mul(n, f32_add(exact(1.0), sc[i])), sh[i]));
-      }
-    }
-    return Reference{y};
+    return Reference{modulated_reference(tracked_of(c.inputs[0]), c.inputs[0].dim(1), c.params[0], tracked_of(c.inputs[1]),
+                                         tracked_of(c.inputs[2]), tracked_of(c.inputs[3]))};
   };
   nm.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
     rms_norm_modulate(in[0], in[1], static_cast<float>(p[0]), in[2], in[3], out[0]);
@@ -226,6 +253,42 @@ void register_rms_norm(bool cuda) {
     return std::vector<Case>{c};
   };
   add_kernel(std::move(nm));
+
+  // residual_add_rms_norm_modulate: h = bf16(h + d * gate) (no fma), then the modulated norm of h.
+  KernelContract gm;
+  gm.name = "residual_add_rms_norm_modulate";
+  gm.families = {"moss_image"};
+  gm.backends = backends(cuda);
+  gm.random_cases = [](Rng& rng) { return gated_residual_cases(rng, weight_plain_cases(rng, false), false); };
+  gm.adversarial_cases = [](Rng& rng) { return gated_residual_cases(rng, weight_plain_cases(rng, true), true); };
+  gm.reference = [](const Case& c) {
+    std::vector<Tracked> h = tracked_of(c.inputs[0]);
+    const std::vector<Tracked> d = tracked_of(c.inputs[1]), g = tracked_of(c.inputs[2]);
+    const int64_t n = c.inputs[0].dim(1);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = round_bf16_point(f32_add(h[i], f32_mul(d[i], g[i % n])));
+    return Reference{h, modulated_reference(h, n, c.params[0], tracked_of(c.inputs[3]), tracked_of(c.inputs[4]),
+                                            tracked_of(c.inputs[5]))};
+  };
+  gm.run = [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
+    copy_into(out[0], in[0]);  // h is updated in place: run on the output's copy
+    residual_add_rms_norm_modulate(out[0], in[1], in[2], in[3], static_cast<float>(p[0]), in[4], in[5], out[1]);
+  };
+  gm.controls = {
+      perturbed_inputs("dropped-residual", [](std::vector<Tensor>& in) { map_values(in[1], [](double) { return 0.0; }); }),
+      perturbed_inputs("dropped-gate", [](std::vector<Tensor>& in) { map_values(in[2], [](double) { return 1.0; }); }),
+      perturbed_inputs("swapped-shift-and-scale", [](std::vector<Tensor>& in) { std::swap(in[4], in[5]); }),
+      perturbed_params("dropped-eps", [](Params& p) { p[0] = 0; }),
+  };
+  gm.limit_cases = [] {
+    Case c;
+    c.label = label({{"rows", 8392}, {"d", 3072}});
+    const Tensor rows = shape_only(DType::BF16, {8392, 3072}), vec = shape_only(DType::BF16, {3072});
+    c.inputs = {rows, rows, vec, vec, vec, vec};
+    c.outputs = {rows, rows};
+    c.params = {1e-6};
+    return std::vector<Case>{c};
+  };
+  add_kernel(std::move(gm));
 
   KernelContract f;
   f.name = "residual_add_rms_norm_one_plus";

@@ -162,21 +162,26 @@ Tensor Transformer::text_block_on(int64_t i, const Tensor& x_in, const RopeTable
   return x;
 }
 
-void Transformer::joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope,
-                                 const SeqOffsets& seqs) const {
+void Transformer::joint_norm_on(int64_t i, const Tensor& x, const Tensor& time, Tensor& y) const {
+  rms_norm_modulate(x, w_.layers.at(i).norm1, static_cast<float>(c_.eps), row(time, kShiftA), row(time, kScaleA), y);
+}
+
+void Transformer::joint_block_on(int64_t i, Tensor& x, Tensor& y, const Tensor& time, const RopeTables& rope,
+                                 const SeqOffsets& seqs, bool norm_next) const {
   const JointBlockWeights& b = w_.layers.at(i);
-  const float eps = static_cast<float>(c_.eps);
+  const RmsNormOptions plain{NormWeight::plain, static_cast<float>(c_.eps)};
   const int64_t F = c_.ffn_dim;
-  Tensor y = empty(DType::BF16, x.shape, device_);
-  rms_norm_modulate(x, b.norm1, eps, row(time, kShiftA), row(time, kScaleA), y);
   const Tensor o = attention(qkv_product(y, b), b.q_norm, b.k_norm, rope, seqs);
-  const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF);
-  linear(o, b.o, {.residual = &x, .gate = &gate_a});
+  const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF), shift_a = row(time, kShiftA),
+               scale_a = row(time, kScaleA), shift_f = row(time, kShiftF), scale_f = row(time, kScaleF);
   Tensor y2 = empty(DType::BF16, x.shape, device_);
-  rms_norm_modulate(x, b.norm2, eps, row(time, kShiftF), row(time, kScaleF), y2);
+  linear(o, b.o, {.residual = &x, .gate = &gate_a, .norm_weight = &b.norm2, .norm = plain, .norm_out = &y2,
+                  .shift = &shift_f, .scale = &scale_f});
   Tensor s = empty(DType::BF16, {x.dim(0), F}, device_);  // the weight's hidden rows, then its gate rows
   linear_gated_product(y2, b.ffn_up_gate.rows(F, 2 * F), b.ffn_up_gate.rows(0, F), GatedActivation::situ, s);
-  linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
+  if (!norm_next) return linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
+  linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f, .norm_weight = &w_.layers.at(i + 1).norm1, .norm = plain,
+                         .norm_out = &y, .shift = &shift_a, .scale = &scale_a});
 }
 
 Tensor Transformer::head_on(const Tensor& x_image, const Tensor& time) const {
@@ -237,7 +242,10 @@ Tensor Transformer::joint_block(int64_t i, const Tensor& x, const Tensor& time, 
   const RopeTables rope = tables_for(joint_positions(h, w, x.dim(0) - h * w), w_.rope_bands, device_);
   Tensor xd = empty(DType::BF16, x.shape, device_);
   copy_into(xd, x);
-  joint_block_on(i, xd, to_device(time, device_), rope, single_sequence(x.dim(0)));
+  const Tensor td = to_device(time, device_);
+  Tensor y = empty(DType::BF16, x.shape, device_);
+  joint_norm_on(i, xd, td, y);
+  joint_block_on(i, xd, y, td, rope, single_sequence(x.dim(0)), false);
   return host(xd);
 }
 

@@ -96,12 +96,12 @@ __device__ __forceinline__ void store_slots(uint16_t* row, int lane, int d, cons
 
 // y = bf16((x * r) * (1 + w)), r = 1 / sqrt(sum(x^2) / d + eps), or (PLAIN) y = bf16(bf16(x * r) * w), or
 // (PLAIN, shift given) y = bf16(((x * r) * w) * (1 + scale) + shift), fp32 throughout;
-// with `delta`, first h = bf16(h + delta), or with `shares` (a product's k-share sums
-// [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
+// with `delta`, first h = bf16(h + delta) (with `gate`, h = bf16(h + delta * gate), no fma), or with
+// `shares` (a product's k-share sums [share_count][rows][d]) first h = bf16(h + bf16(their sum)).
 // A thread's N elements (pieces of V) are loaded at once and kept in registers (d <= N * tpr); rows
 // of 3,072 (the transformer's) at 64 registers, four blocks an SM, so enough rows are in flight.
 template <int tpr, int N, int V, bool PLAIN>
-__global__ void __launch_bounds__(kBlock, N * tpr == 3072 ? 4 : 1) rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const float* shares, int share_count,
+__global__ void __launch_bounds__(kBlock, N * tpr == 3072 ? 4 : 1) rms_norm_rows_kernel(uint16_t* x, const uint16_t* delta, const uint16_t* gate, const float* shares, int share_count,
                                      const void* w, bool w_f32, float eps, uint16_t* y, int64_t rows, int d,
                                      const uint16_t* shift, const uint16_t* scale) {
   allow_dependent_launch();  // a weight-streaming product after this one asks for its first weights now
@@ -117,8 +117,20 @@ __global__ void __launch_bounds__(kBlock, N * tpr == 3072 ? 4 : 1) rms_norm_rows
     float e[N];
     if (shares) load_share_slots<tpr, N, V>(shares + row * d, share_count, rows * d, lane, d, e);
     else load_slots<tpr, N, V>(delta + row * d, lane, d, e);
+    if (gate) {
 #pragma unroll
-    for (int n = 0; n < N; ++n) v[n] = round_bf16(v[n] + e[n]);
+      for (int p = 0; p < N / V; ++p) {
+        const int i = slot_index<tpr, V>(p * V, lane);
+        float g[V];
+        if constexpr (V > 1) ld_bf16x<V>(gate + i, g);
+        else g[0] = i < d ? ld_bf16(gate, i) : 0.0f;
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[p * V + k] = round_bf16(__fadd_rn(v[p * V + k], __fmul_rn(e[p * V + k], g[k])));
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < N; ++n) v[n] = round_bf16(v[n] + e[n]);
+    }
     store_slots<tpr, N, V>(xr, lane, d, v);
   }
   float ss = 0.0f;
@@ -257,9 +269,11 @@ __global__ void rms_norm_gated_kernel(const uint16_t* x, const uint16_t* z, cons
 // The widest row the register-resident kernel holds.
 constexpr int64_t kMaxRow = 32 * kBlock;
 
-// What a fused residual add adds: bf16 rows, or a product's k-share sums (F32 [count][rows][d]).
+// What a fused residual add adds: bf16 rows (times a gate [d] where one is given), or a product's
+// k-share sums (F32 [count][rows][d]).
 struct ResidualDelta {
   const uint16_t* rows = nullptr;
+  const uint16_t* gate = nullptr;
   const float* shares = nullptr;
   int share_count = 0;
 };
@@ -276,11 +290,12 @@ void launch_norm_rows(uint16_t* x, ResidualDelta delta, const void* w, bool f32,
   const unsigned blocks = static_cast<unsigned>(blocks_for(rows, kBlock / tpr));
   const int per = (d + tpr - 1) / tpr;
   auto go = [&](auto kernel) {
-    kernel<<<blocks, kBlock, 0, stream()>>>(x, delta.rows, delta.shares, delta.share_count, w, f32, eps, y, rows, d,
-                                            mod.shift, mod.scale);
+    kernel<<<blocks, kBlock, 0, stream()>>>(x, delta.rows, delta.gate, delta.shares, delta.share_count, w, f32, eps, y,
+                                            rows, d, mod.shift, mod.scale);
   };
   // rows that are whole 16-byte pieces per thread take the vector kernel
   const bool pieces = d % (8 * tpr) == 0 && bf16x8_ok(d, {x, y}) && (!delta.rows || bf16x8_ok(d, {delta.rows})) &&
+                      (!delta.gate || bf16x8_ok(d, {delta.gate})) &&
                       reinterpret_cast<uintptr_t>(delta.shares) % 16 == 0 && (f32 || bf16x8_ok(d, {w})) &&
                       (!mod.shift || bf16x8_ok(d, {mod.shift, mod.scale}));
   if (pieces && per == 8) go(rms_norm_rows_kernel<tpr, 8, 8, PLAIN>);
@@ -328,6 +343,13 @@ void rms_norm_plain(const Tensor& x, const Tensor& w, float eps, Tensor& y) {
 void rms_norm_modulate(const Tensor& x, const Tensor& w, float eps, const Tensor& shift, const Tensor& scale, Tensor& y) {
   launch_norm<true>(static_cast<uint16_t*>(x.data), ResidualDelta{}, w, eps, static_cast<uint16_t*>(y.data), x.dim(0),
                     x.dim(1), {static_cast<const uint16_t*>(shift.data), static_cast<const uint16_t*>(scale.data)});
+}
+
+void residual_add_rms_norm_modulate(Tensor& h, const Tensor& d, const Tensor& gate, const Tensor& w, float eps,
+                                    const Tensor& shift, const Tensor& scale, Tensor& y) {
+  const ResidualDelta delta{.rows = static_cast<const uint16_t*>(d.data), .gate = static_cast<const uint16_t*>(gate.data)};
+  launch_norm<true>(static_cast<uint16_t*>(h.data), delta, w, eps, static_cast<uint16_t*>(y.data), h.dim(0), h.dim(1),
+                    {static_cast<const uint16_t*>(shift.data), static_cast<const uint16_t*>(scale.data)});
 }
 
 void residual_add_rms_norm_one_plus(Tensor& h, const Tensor& d, const Tensor& w, float eps, Tensor& y) {
