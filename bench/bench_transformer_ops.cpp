@@ -132,13 +132,19 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
     std::printf("T=%-10s the four wgmma products: %.1f us; the three fused: %.1f us (the whole separate block: %.1f us)\n",
                 label.c_str(), products_us, fused_us, separate_us);
   }
-  // The block as the transformer runs it: q|k|v, qkv_norm_rope, attention, o, the gated add with the
-  // next norm, up|gate + SiTU fused, down, the gated add with the next block's norm.
+  // The block as the transformer runs it: q|k|v, its q and k normed in place, attention reading the
+  // product's rows, o, the gated add with the next norm, up|gate + SiTU fused, down, the gated add with
+  // the next block's norm.
   {
     total_us = 0;
     gemm("q|k|v product", y, wqkv, qkv);
-    line("qkv_norm_rope", median_us([&] { qkv_norm_rope(qkv, qn, kn, 1e-6f, {cs, sn}, q, k, v); }, 10), 0, 12.0 * T * D);
-    line("attention (fused, flash)", median_us([&] { attention(q, k, v, ao, o); }, 10), attn_flops, 0);
+    line("qkv_norm_rope_in_place", median_us([&] { qkv_norm_rope_in_place(qkv, qn, kn, 1e-6f, {cs, sn}); }, 10), 0,
+         8.0 * T * D);
+    const Tensor packed = qkv.reshaped({T, 3 * H, d});
+    AttentionOptions po = ao;
+    po.layout = AttentionLayout::packed_qkv;
+    line("attention (fused, flash, packed q|k|v)", median_us([&] { attention(packed, packed, packed, po, o); }, 10),
+         attn_flops, 0);
     gemm("o product", o2, wo, po);
     line("residual_add_rms_norm_modulate",
          median_us([&] { residual_add_rms_norm_modulate(x, po, gate, nw, 1e-6f, shift, scale, y2); }, 10), 0, 8.0 * T * D);

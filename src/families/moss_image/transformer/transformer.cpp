@@ -134,16 +134,15 @@ Tensor Transformer::text_embed(const Tensor& rows) const {
   return host(product(to_device(rows, device_), w_.text_embedder.proj));
 }
 
-Tensor Transformer::attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
+Tensor Transformer::attention(Tensor qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
                               const SeqOffsets& seqs) const {
   const int64_t T = qkv.dim(0), H = c_.heads, d = c_.head_dim;
-  Tensor q = empty(DType::BF16, {T, H, d}, device_), k = empty(DType::BF16, {T, H, d}, device_),
-         v = empty(DType::BF16, {T, H, d}, device_);
-  qkv_norm_rope(qkv, q_norm, k_norm, static_cast<float>(c_.eps), rope, q, k, v);
+  qkv_norm_rope_in_place(qkv, q_norm, k_norm, static_cast<float>(c_.eps), rope);
+  const Tensor packed = qkv.reshaped({T, 3 * H, d});
   Tensor o = empty(DType::BF16, {T, H, d}, device_);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  tf::attention(q, k, v, {.scale = scale, .mask = AttentionMask::none, .sequences = seqs,
-                          .numerics = AttentionNumerics::fused}, o);
+  tf::attention(packed, packed, packed, {.scale = scale, .mask = AttentionMask::none, .layout = AttentionLayout::packed_qkv,
+                                         .sequences = seqs, .numerics = AttentionNumerics::fused}, o);
   return o.reshaped({T, c_.dim});
 }
 

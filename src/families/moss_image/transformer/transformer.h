@@ -84,9 +84,9 @@ class Transformer {
                       bool norm_next) const;
   Tensor head_on(const Tensor& x_image, const Tensor& time) const;
   Tensor velocity_of(const Tensor& head_rows, int64_t h, int64_t w) const;
-  // Attention with its q / k norms and RoPE on a q|k|v product [T, 3 * dim]; returns o [T, dim] before the
-  // output product.
-  Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
+  // Attention with its q / k norms and RoPE on a q|k|v product [T, 3 * dim] (normed in place, so taken by
+  // value); returns o [T, dim] before the output product.
+  Tensor attention(Tensor qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
                    const SeqOffsets& seqs) const;
 
   // RoPE tables on the device for a pack layout (each sample's h, w, L; h = w = 0 for text alone).
