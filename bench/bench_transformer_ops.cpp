@@ -141,9 +141,9 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
     line("qkv_norm_rope_in_place", median_us([&] { qkv_norm_rope_in_place(qkv, qn, kn, 1e-6f, {cs, sn}); }, 10), 0,
          8.0 * T * D);
     const Tensor packed = qkv.reshaped({T, 3 * H, d});
-    AttentionOptions po = ao;
-    po.layout = AttentionLayout::packed_qkv;
-    line("attention (fused, flash, packed q|k|v)", median_us([&] { attention(packed, packed, packed, po, o); }, 10),
+    AttentionOptions pao = ao;
+    pao.layout = AttentionLayout::packed_qkv;
+    line("attention (fused, flash, packed q|k|v)", median_us([&] { attention(packed, packed, packed, pao, o); }, 10),
          attn_flops, 0);
     gemm("o product", o2, wo, po);
     line("residual_add_rms_norm_modulate",
