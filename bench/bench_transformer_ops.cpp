@@ -132,28 +132,22 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
     std::printf("T=%-10s the four wgmma products: %.1f us; the three fused: %.1f us (the whole separate block: %.1f us)\n",
                 label.c_str(), products_us, fused_us, separate_us);
   }
-  // The block as the transformer runs it: q|k|v, its q and k normed in place, attention reading the
-  // product's rows, o, the gated add with the next norm, up|gate + SiTU fused, down, the gated add with
-  // the next block's norm.
+  // The block as the transformer runs it: its input norm, q|k|v, qkv_norm_rope, attention, o, the gated
+  // add with norm2 in one pass, up|gate with SiTU in its epilogue, down with the gated add in its epilogue.
   {
     total_us = 0;
+    line("rms_norm_modulate", median_us([&] { rms_norm_modulate(x, nw, 1e-6f, shift, scale, y); }, 10), 0, 4.0 * T * D);
     gemm("q|k|v product", y, wqkv, qkv);
-    line("qkv_norm_rope_in_place", median_us([&] { qkv_norm_rope_in_place(qkv, qn, kn, 1e-6f, {cs, sn}); }, 10), 0,
-         8.0 * T * D);
-    const Tensor packed = qkv.reshaped({T, 3 * H, d});
-    AttentionOptions pao = ao;
-    pao.layout = AttentionLayout::packed_qkv;
-    line("attention (fused, flash, packed q|k|v)", median_us([&] { attention(packed, packed, packed, pao, o); }, 10),
-         attn_flops, 0);
+    line("qkv_norm_rope", median_us([&] { qkv_norm_rope(qkv, qn, kn, 1e-6f, {cs, sn}, q, k, v); }, 10), 0, 12.0 * T * D);
+    line("attention (fused, flash)", median_us([&] { attention(q, k, v, ao, o); }, 10), attn_flops, 0);
     gemm("o product", o2, wo, po);
     line("residual_add_rms_norm_modulate",
          median_us([&] { residual_add_rms_norm_modulate(x, po, gate, nw, 1e-6f, shift, scale, y2); }, 10), 0, 8.0 * T * D);
     const Tensor wu = wug.rows(0, F), wg = wug.rows(F, 2 * F);
     line("up|gate product + SiTU (fused)",
          median_us([&] { linear_gated_product(y, wg, wu, GatedActivation::situ, s); }, 10), 2.0 * T * D * 2 * F, 0);
-    gemm("down product", s, wd, pd);
-    line("residual_add_rms_norm_modulate",
-         median_us([&] { residual_add_rms_norm_modulate(x, pd, gate, nw, 1e-6f, shift, scale, y2); }, 10), 0, 8.0 * T * D);
+    line("down product + gated residual (fused)", median_us([&] { linear(s, wd, {.residual = &x, .gate = &gate}); }, 10),
+         2.0 * T * F * D, 0);
     std::printf("T=%-10s the block as it runs: %.1f us, x42 = %.2f ms\n", label.c_str(), total_us, total_us * kLayers / 1e3);
   }
   Tensor b = rnd({3 * D}, 18, 0.1f);

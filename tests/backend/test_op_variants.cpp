@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstring>
 
 #include "backend/attention/attention.h"
 #include "backend/elementwise/residual_add.h"
@@ -87,38 +86,6 @@ TEST(AttentionVariants, BidirectionalRowsSeeTheirWholeSequenceOnly) {
     attention(q.rows(b, e), k.rows(b, e), v.rows(b, e), {.scale = 0.25f, .mask = AttentionMask::none}, alone);
     EXPECT_TRUE(same_bytes(alone, none.rows(b, e))) << "sequence from " << b;
   }
-}
-
-// q|k|v rows [T, 3 H, d] from three [T, H, d] parts, each token's q heads, then k's, then v's.
-Tensor packed_rows(const Tensor& q, const Tensor& k, const Tensor& v) {
-  const int64_t T = q.dim(0), D = q.dim(1) * q.dim(2);
-  Tensor qkv = empty(DType::BF16, {T, 3 * q.dim(1), q.dim(2)});
-  for (int64_t t = 0; t < T; ++t)
-    for (int p = 0; p < 3; ++p)
-      std::memcpy(qkv.ptr<uint16_t>() + (3 * t + p) * D, (p == 0 ? q : p == 1 ? k : v).ptr<uint16_t>() + t * D, D * 2);
-  return qkv;
-}
-
-TEST(AttentionVariants, PackedQkvGivesTheTokensHeadsBytes) {
-  const int64_t T = 12, H = 2, d = 16;
-  const SeqOffsets seqs{0, 5, 12};
-  Tensor q = random_bf16({T, H, d}, 40), k = random_bf16({T, H, d}, 41), v = random_bf16({T, H, d}, 42);
-  Tensor want = empty(DType::BF16, {T, H, d}), got = empty(DType::BF16, {T, H, d});
-  const AttentionOptions o{.scale = 0.25f, .mask = AttentionMask::none, .sequences = seqs, .numerics = AttentionNumerics::fused};
-  attention(q, k, v, o, want);
-  const Tensor qkv = packed_rows(q, k, v);
-  AttentionOptions packed = o;
-  packed.layout = AttentionLayout::packed_qkv;
-  attention(qkv, qkv, qkv, packed, got);
-  EXPECT_TRUE(same_bytes(want, got));
-  auto message = [&](auto f) { return tf::test_support::error_message(f); };
-  const Tensor other = copy_of(qkv);
-  EXPECT_NE(message([&] { attention(qkv, other, qkv, packed, got); }).find("one tensor qkv"), std::string::npos);
-  AttentionOptions causal = packed;
-  causal.mask = AttentionMask::causal;
-  EXPECT_NE(message([&] { attention(qkv, qkv, qkv, causal, got); }).find("mask none only"), std::string::npos);
-  Tensor wrong = empty(DType::BF16, {T, 3 * H, d});
-  EXPECT_NE(message([&] { attention(qkv, qkv, qkv, packed, wrong); }).find("o"), std::string::npos);
 }
 
 TEST(AttentionVariants, ChannelsLayoutRefusesMasksAndPackedSequences) {

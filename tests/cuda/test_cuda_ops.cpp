@@ -9,7 +9,6 @@
 
 #include "backend/attention/attention.h"
 #include "backend/attention/attention_query_key_prep.h"
-#include "backend/attention/qkv_norm_rope.h"
 #include "backend/conv/causal_conv1d_silu.h"
 #include "backend/delta_rule/causal_conv1d_silu_delta_net_prep.h"
 #include "backend/delta_rule/delta_net_prep.h"
@@ -27,7 +26,6 @@
 #include "backend/attention/split_query_gate.h"
 #include "check/compare.h"
 #include "check/random_tensor.h"
-#include "backend/variants.h"
 #include "core/bf16.h"
 #include "core/error.h"
 #include "cuda_test_util.h"
@@ -187,45 +185,10 @@ TEST(CudaOps, GatedResidualModulatedNormGivesTheStepsBytes) {
     copy_into(ch, h);
     residual_add_rms_norm_modulate(ch, delta, gate, w, 1e-6f, shift, scale, cy);
     EXPECT_TRUE(same_bytes(ch, dh2)) << "the gated add on both backends";
-    expect_close("residual_add_rms_norm_modulate", cy, dy2, 1);
+    // the two sums' orders differ, so r by a few fp32 steps: near-cancelling n (1 + scale) + shift keeps that
+    // absolute error (terms ~1), not a relative one
+    expect_close("residual_add_rms_norm_modulate", cy, dy2, 1, 1e-5);
   }
-}
-
-// qkv_norm_rope in place leaves q and k with the out-of-place op's bytes and v as it was; attention on
-// the packed rows gives the tokens_heads bytes: the wgmma kernel (head dims 128, 64; packed sequences
-// of partial tiles) and the split-then-rows path (TF_ATTENTION=mma).
-TEST(CudaOps, PackedQkvGivesTheSeparatePartsBytes) {
-  TF_REQUIRE_CUDA_GPU();
-  for (int64_t d : {128, 64})
-    for (const char* path : {"auto", "mma"}) {
-      SCOPED_TRACE(testing::Message() << "head dim " << d << ", TF_ATTENTION=" << path);
-      variants::Override choose(Variant::attention, path);
-      const int64_t T = 300, H = 3, D = H * d;
-      const SeqOffsets seqs{0, 130, 300};
-      Tensor qkv = rnd(DType::BF16, {T, 3 * D}, 50), qn = rnd(DType::BF16, {d}, 51), kn = rnd(DType::BF16, {d}, 52);
-      const RopeTables tables{gpu(rnd(DType::F32, {T, d / 2}, 53)), gpu(rnd(DType::F32, {T, d / 2}, 54))};
-      Tensor dq = like_gpu(empty(DType::BF16, {T, H, d})), dk = like_gpu(dq), dv = like_gpu(dq);
-      const Tensor dqkv = gpu(qkv);
-      qkv_norm_rope(dqkv, gpu(qn), gpu(kn), 1e-6f, tables, dq, dk, dv);
-      Tensor in_place = gpu(qkv);
-      qkv_norm_rope_in_place(in_place, gpu(qn), gpu(kn), 1e-6f, tables);
-      const Tensor back = host(in_place);
-      for (int p = 0; p < 3; ++p) {
-        const Tensor want = host(p == 0 ? dq : p == 1 ? dk : dv);
-        for (int64_t t = 0; t < T; ++t)
-          ASSERT_EQ(std::memcmp(back.ptr<uint16_t>() + (3 * t + p) * D, want.ptr<uint16_t>() + t * D, D * 2), 0)
-              << "part " << p << ", token " << t;
-      }
-      const AttentionOptions o{.scale = 0.0884f, .mask = AttentionMask::none, .sequences = seqs,
-                               .numerics = AttentionNumerics::fused};
-      Tensor want = like_gpu(dq), got = like_gpu(dq);
-      attention(dq, dk, dv, o, want);
-      const Tensor packed = in_place.reshaped({T, 3 * H, d});
-      AttentionOptions po = o;
-      po.layout = AttentionLayout::packed_qkv;
-      attention(packed, packed, packed, po, got);
-      EXPECT_TRUE(same_bytes(want, got));
-    }
 }
 
 TEST(CudaOps, DeltaNet) {

@@ -37,24 +37,6 @@ void tokens_heads(const char* op, Device dev, const Tensor& q, const Tensor& k, 
              seqs, out);
 }
 
-void packed_qkv(const char* op, Device dev, const Tensor& q, const Tensor& k, const Tensor& v,
-                const AttentionOptions& o, Tensor& out) {
-  if (q.data != k.data || q.data != v.data || q.shape != k.shape || q.shape != v.shape)
-    fail(std::string(op) + ": the packed_qkv layout takes one tensor qkv as q, k and v");
-  expect_dtypes(op, DType::BF16, {{"qkv", q}, {"o", out}});
-  if (q.rank() != 3 || q.dim(1) % 3 != 0 || q.dim(1) == 0)
-    fail(std::string(op) + ": qkv is " + q.describe() + ", expected [T, 3 H, d]");
-  require(o.numerics == AttentionNumerics::fused && o.mask == AttentionMask::none,
-          std::string(op) + ": the packed_qkv layout has the fused numerics and mask none only");
-  expect_shape(op, "o", out, {q.dim(0), q.dim(1) / 3, q.dim(2)});
-  if (out.nbytes() > 0 && out.data == q.data) fail(std::string(op) + ": o must not alias qkv");
-  const SeqOffsets one = o.sequences.empty() ? single_sequence(q.dim(0)) : SeqOffsets();
-  const SeqOffsets& seqs = o.sequences.empty() ? one : o.sequences;
-  check_seq_offsets(op, seqs, q.dim(0));
-  run_kernel("attention (fused, mask none, packed q|k|v)", dev, cpu::attention_fused_bidirectional_packed,
-             TF_CUDA_KERNEL(cuda::attention_fused_bidirectional_packed), q, o.scale, seqs, out);
-}
-
 void channels(const char* op, Device dev, const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o,
               Tensor& out) {
   expect_dtypes(op, DType::F32, {{"q", q}, {"k", k}, {"v", v}, {"o", out}});
@@ -76,7 +58,6 @@ void attention(const Tensor& q, const Tensor& k, const Tensor& v, const Attentio
   const char* op = "attention";
   Device dev = common_device(op, {&q, &k, &v, &o});
   if (options.layout == AttentionLayout::channels) return channels(op, dev, q, k, v, options, o);
-  if (options.layout == AttentionLayout::packed_qkv) return packed_qkv(op, dev, q, k, v, options, o);
   tokens_heads(op, dev, q, k, v, options, o);
 }
 

@@ -16,10 +16,6 @@
 // exp2 of scores scaled by scale * log2(e), flushing e_ij below 2^-126 to zero, and takes e_ij into
 // the value sum as bf16, as SDPA does).
 //
-// packed_qkv: q, k and v the one tensor qkv BF16 [T, 3 H, d], each token's row q's H heads, then k's, then
-// v's (a q|k|v product's rows, read where they lie); o BF16 [T, H, d]; fused numerics and mask none only;
-// the bytes of tokens_heads on the three parts.
-//
 // channels: one head over all positions, channel-major as 1x1 convolutions produce it, q, k, v, o F32
 // [D, N], mask none, one sequence; fp32-class numerics:
 // CPU: never forms the N x N matrix: keys are visited in fixed blocks with a streaming (online)
@@ -37,15 +33,15 @@
 namespace tf {
 
 enum class AttentionMask { causal, none };
-enum class AttentionLayout { tokens_heads, channels, packed_qkv };
+enum class AttentionLayout { tokens_heads, channels };
 enum class AttentionNumerics { eager_bf16, fused };
 
 struct AttentionOptions {
   float scale = 1.0f;
   AttentionMask mask = AttentionMask::causal;
   AttentionLayout layout = AttentionLayout::tokens_heads;
-  SeqOffsets sequences{};  // tokens_heads, packed_qkv: the packed sequences; empty is one sequence of all T tokens
-  AttentionNumerics numerics = AttentionNumerics::eager_bf16;  // tokens_heads, packed_qkv only
+  SeqOffsets sequences{};  // tokens_heads: the packed sequences; empty is one sequence of all T tokens
+  AttentionNumerics numerics = AttentionNumerics::eager_bf16;  // tokens_heads only
 };
 
 // o has q's shape and must not alias q, k or v.
@@ -62,7 +58,6 @@ void attention_fused_causal(const Tensor& q, const Tensor& k, const Tensor& v, f
                             Tensor& o);
 void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tensor& v, float scale,
                                    const SeqOffsets& seq_offsets, Tensor& o);
-void attention_fused_bidirectional_packed(const Tensor& qkv, float scale, const SeqOffsets& seq_offsets, Tensor& o);
 }  // namespace cpu
 namespace cuda {
 void attention_fused_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
@@ -72,7 +67,6 @@ void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tenso
 void attention_bf16_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
                            Tensor& o);
 void attention_f32_channels(const Tensor& q, const Tensor& k, const Tensor& v, float scale, Tensor& o);
-void attention_fused_bidirectional_packed(const Tensor& qkv, float scale, const SeqOffsets& seq_offsets, Tensor& o);
 }  // namespace cuda
 
 }  // namespace tf

@@ -28,22 +28,4 @@ void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm
              v);
 }
 
-void qkv_norm_rope_in_place(Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const RopeTables& tables) {
-  const char* op = "qkv_norm_rope (in place)";
-  const Tensor &cos = tables.cos, &sin = tables.sin;
-  Device dev = common_device(op, {&qkv, &q_norm, &k_norm, &cos, &sin});
-  expect_dtypes(op, DType::BF16, {{"qkv", qkv}, {"q_norm", q_norm}, {"k_norm", k_norm}});
-  expect_dtypes(op, DType::F32, {{"cos", cos}, {"sin", sin}});
-  if (q_norm.rank() != 1 || q_norm.dim(0) < 2 || q_norm.dim(0) % 2 != 0)
-    fail(std::string(op) + ": q_norm is " + q_norm.describe() + ", expected [d], d even (RoPE turns the whole head)");
-  const int64_t d = q_norm.dim(0);
-  if (qkv.rank() != 2 || qkv.dim(1) % (3 * d) != 0 || qkv.dim(1) == 0)
-    fail(std::string(op) + ": qkv is " + qkv.describe() + ", expected [T, 3 H " + std::to_string(d) + "]");
-  expect_shape(op, "k_norm", k_norm, {d});
-  expect_shape(op, "cos", cos, {qkv.dim(0), d / 2});
-  expect_shape(op, "sin", sin, cos.shape);
-  run_kernel(op, dev, cpu::qkv_norm_rope_in_place, TF_CUDA_KERNEL(cuda::qkv_norm_rope_in_place), qkv, q_norm, k_norm,
-             eps, cos, sin);
-}
-
 }  // namespace tf

@@ -17,22 +17,14 @@ namespace tf {
 void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const RopeTables& tables,
                    Tensor& q, Tensor& k, Tensor& v);
 
-// In place, for attention's packed_qkv layout: qkv's q and k heads normed and turned where they lie (the
-// bytes qkv_norm_rope gives q and k), v left as it is; d is the norms' length, H = qkv's width / (3 d).
-void qkv_norm_rope_in_place(Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const RopeTables& tables);
-
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const Tensor& cos,
                    const Tensor& sin, Tensor& q, Tensor& k, Tensor& v);
-void qkv_norm_rope_in_place(Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const Tensor& cos,
-                            const Tensor& sin);
 }  // namespace cpu
 namespace cuda {
 void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const Tensor& cos,
                    const Tensor& sin, Tensor& q, Tensor& k, Tensor& v);
-void qkv_norm_rope_in_place(Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const Tensor& cos,
-                            const Tensor& sin);
 }  // namespace cuda
 
 }  // namespace tf

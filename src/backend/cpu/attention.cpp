@@ -120,21 +120,6 @@ void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tenso
   attention_bf16<false, true>(q, k, v, scale, seq_offsets, o);
 }
 
-// The three parts copied apart, then the tokens_heads kernel: its bytes by definition.
-void attention_fused_bidirectional_packed(const Tensor& qkv, float scale, const SeqOffsets& seq_offsets, Tensor& o) {
-  const int64_t T = qkv.dim(0), H = qkv.dim(1) / 3, d = qkv.dim(2), row = H * d;
-  Tensor parts[3];
-  for (int p = 0; p < 3; ++p) {
-    parts[p] = empty(DType::BF16, {T, H, d});
-    uint16_t* dst = bf16_ptr_mut(parts[p]);
-    const uint16_t* src = bf16_ptr(qkv) + p * row;
-    parallel_for(T, [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) std::copy_n(src + t * 3 * row, row, dst + t * row);
-    });
-  }
-  attention_fused_bidirectional(parts[0], parts[1], parts[2], scale, seq_offsets, o);
-}
-
 // The four steps in turn: the op's bytes are theirs by construction.
 void attention_query_key_prep(const Tensor& qg, const Tensor& kraw, const Tensor& q_norm, const Tensor& k_norm,
                               float eps, const Tensor& cos, const Tensor& sin, const SeqOffsets& seq_offsets, Tensor& q,

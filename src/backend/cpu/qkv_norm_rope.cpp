@@ -39,19 +39,4 @@ void qkv_norm_rope(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm
   }, 16);
 }
 
-// The op's kernel into q, k and v apart, then q and k copied back over their heads: its bytes by definition.
-void qkv_norm_rope_in_place(Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, float eps, const Tensor& cos,
-                            const Tensor& sin) {
-  const int64_t T = qkv.dim(0), d = q_norm.dim(0), H = qkv.dim(1) / (3 * d), D = H * d;
-  Tensor q = empty(DType::BF16, {T, H, d}), k = empty(DType::BF16, {T, H, d}), v = empty(DType::BF16, {T, H, d});
-  qkv_norm_rope(qkv, q_norm, k_norm, eps, cos, sin, q, k, v);
-  uint16_t* dst = bf16_ptr_mut(qkv);
-  parallel_for(T, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      std::memcpy(dst + t * 3 * D, bf16_ptr(q) + t * D, D * sizeof(uint16_t));
-      std::memcpy(dst + t * 3 * D + D, bf16_ptr(k) + t * D, D * sizeof(uint16_t));
-    }
-  });
-}
-
 }  // namespace tf::cpu

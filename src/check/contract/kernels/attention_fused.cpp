@@ -2,8 +2,6 @@
 //   s_j = fp32 dot(q, k_j) * scale (fp32);  m = max s_j (one of the kernel's own scores);
 //   e_j = exp(s_j - m);  l = fp32 sum e_j;  o = bf16(fp32 dot(e, v) / l),
 // e_j in the value sum may be bf16 and carry an online softmax's rescaling (a flash kernel's steps).
-#include <cstring>
-
 #include "backend/attention/attention.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
@@ -81,31 +79,6 @@ AttentionOptions options_of(const Params& p, bool flip_mask = false) {
           .sequences = offsets_from(p, 2), .numerics = AttentionNumerics::fused};
 }
 
-// q, k, v (one head count) side by side in each token's row, on their device: the packed_qkv layout's input.
-Tensor packed_qkv_of(const std::vector<Tensor>& in) {
-  const int64_t T = in[0].dim(0), H = in[0].dim(1), d = in[0].dim(2), D = H * d;
-  Tensor packed = host_empty(DType::BF16, {T, 3 * H, d});
-  for (int part = 0; part < 3; ++part) {
-    const Tensor src = to_device(in[part], Device::CPU);
-    for (int64_t t = 0; t < T; ++t)
-      std::memcpy(packed.ptr<uint16_t>() + (3 * t + part) * D, src.ptr<const uint16_t>() + t * D, D * sizeof(uint16_t));
-  }
-  return to_device(packed, in[0].device);
-}
-
-void run_packed(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-  const Tensor qkv = packed_qkv_of(in);
-  AttentionOptions o = options_of(p);
-  o.layout = AttentionLayout::packed_qkv;
-  attention(qkv, qkv, qkv, o, out[0]);
-}
-
-// The cases the packed layout takes: as many kv heads as query heads, mask none.
-std::vector<Case> packable(std::vector<Case> cs) {
-  std::erase_if(cs, [](const Case& c) { return c.inputs[0].dim(1) != c.inputs[1].dim(1) || c.params[1] != 0; });
-  return cs;
-}
-
 }  // namespace
 
 void register_attention_fused(bool cuda) {
@@ -158,42 +131,7 @@ void register_attention_fused(bool cuda) {
     }
     return cs;
   };
-  KernelContract pk = k;  // the packed_qkv layout: the same reference on the cases it takes
-  pk.name = "attention_fused_packed_qkv";
-  pk.random_cases = [random = k.random_cases](Rng& rng) { return packable(random(rng)); };
-  pk.adversarial_cases = [rng_cases = k.adversarial_cases](Rng& rng) {
-    std::vector<Case> cs = packable(rng_cases(rng));
-    cs.push_back(make_case(rng, 48, 2, 2, 16, false, {0, 48}, 6.0));  // peaked, one head count
-    cs.back().label = "peaked " + cs.back().label;
-    return cs;
-  };
-  pk.run = run_packed;
-  pk.controls = {
-      perturbed_params("dropped-scale", [](Params& p) { p[0] = 1; }),
-      perturbed_inputs("swapped-k-and-v", [](std::vector<Tensor>& in) { std::swap(in[1], in[2]); }),
-      perturbed_inputs("swapped-q-and-k", [](std::vector<Tensor>& in) { std::swap(in[0], in[1]); }),
-      reimplemented("sequences-joined", [](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-        Params one(p.begin(), p.begin() + 2);
-        append_offsets(one, single_sequence(in[0].dim(0)));
-        run_packed(in, out, one);
-      }),
-  };
-  pk.limit_cases = [] {
-    std::vector<Case> cs;
-    for (int64_t t : {1, 8392}) {
-      Case c;
-      c.label = label({{"tokens", t}, {"heads", 24}, {"head_dim", 128}});
-      const Tensor part = shape_only(DType::BF16, {t, 24, 128});
-      c.inputs = {part, part, part};
-      c.outputs = {part};
-      c.params = {1.0 / std::sqrt(128.0), 0.0};
-      append_offsets(c.params, single_sequence(t));
-      cs.push_back(c);
-    }
-    return cs;
-  };
   add_kernel(std::move(k));
-  add_kernel(std::move(pk));
 }
 
 }  // namespace tf::contract

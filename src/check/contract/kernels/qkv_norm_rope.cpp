@@ -1,9 +1,7 @@
 // qkv_norm_rope: a fused q|k|v product's rows split per head; q and k each through the plain
 // per-head RMSNorm and split-half RoPE over the whole head from fp32 per-token tables, in fp32 with one
-// rounding: n = (x r) w, y = bf16(n c + rot s); v copied. Its in-place form (q and k over themselves in
-// qkv, v left) has the same cases and reference.
+// rounding: n = (x r) w, y = bf16(n c + rot s); v copied.
 #include <cmath>
-#include <cstring>
 
 #include "backend/attention/qkv_norm_rope.h"
 #include "backend/norm/rms_norm.h"
@@ -92,22 +90,6 @@ void run(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& 
   qkv_norm_rope(in[0], in[1], in[2], static_cast<float>(p[0]), {in[3], in[4]}, out[0], out[1], out[2]);
 }
 
-// The in-place form on a copy of qkv (on the inputs' device), its three parts then copied out (exact) as
-// the outputs.
-void run_in_place(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-  Tensor qkv = empty(DType::BF16, in[0].shape, in[0].device);
-  copy_into(qkv, in[0]);
-  qkv_norm_rope_in_place(qkv, in[1], in[2], static_cast<float>(p[0]), {in[3], in[4]});
-  const Tensor all = to_device(qkv, Device::CPU);
-  const int64_t T = out[0].dim(0), D = out[0].dim(1) * out[0].dim(2);
-  for (int part = 0; part < 3; ++part) {
-    Tensor rows = host_empty(DType::BF16, out[part].shape);
-    for (int64_t t = 0; t < T; ++t)
-      std::memcpy(rows.ptr<uint16_t>() + t * D, all.ptr<const uint16_t>() + (3 * t + part) * D, D * sizeof(uint16_t));
-    copy_into(out[part], rows);
-  }
-}
-
 }  // namespace
 
 void register_qkv_norm_rope(bool cuda) {
@@ -149,17 +131,7 @@ void register_qkv_norm_rope(bool cuda) {
     c.params = {1e-6};
     return std::vector<Case>{c};
   };
-  KernelContract ip = k;  // the same cases, reference and limits; the controls perturb the in-place run
-  ip.name = "qkv_norm_rope_in_place";
-  ip.run = run_in_place;
-  ip.controls = {
-      reimplemented("rounded-steps", rounded_steps),
-      perturbed_inputs("q-and-k-norms-swapped", [](std::vector<Tensor>& in) { std::swap(in[1], in[2]); }),
-      perturbed_inputs("sin-negated", [](std::vector<Tensor>& in) { map_values(in[4], [](double s) { return -s; }); }),
-      perturbed_params("dropped-eps", [](Params& p) { p[0] = 1; }),
-  };
   add_kernel(std::move(k));
-  add_kernel(std::move(ip));
 }
 
 }  // namespace tf::contract

@@ -134,15 +134,16 @@ Tensor Transformer::text_embed(const Tensor& rows) const {
   return host(product(to_device(rows, device_), w_.text_embedder.proj));
 }
 
-Tensor Transformer::attention(Tensor qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
+Tensor Transformer::attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
                               const SeqOffsets& seqs) const {
   const int64_t T = qkv.dim(0), H = c_.heads, d = c_.head_dim;
-  qkv_norm_rope_in_place(qkv, q_norm, k_norm, static_cast<float>(c_.eps), rope);
-  const Tensor packed = qkv.reshaped({T, 3 * H, d});
+  Tensor q = empty(DType::BF16, {T, H, d}, device_), k = empty(DType::BF16, {T, H, d}, device_),
+         v = empty(DType::BF16, {T, H, d}, device_);
+  qkv_norm_rope(qkv, q_norm, k_norm, static_cast<float>(c_.eps), rope, q, k, v);
   Tensor o = empty(DType::BF16, {T, H, d}, device_);
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
-  tf::attention(packed, packed, packed, {.scale = scale, .mask = AttentionMask::none, .layout = AttentionLayout::packed_qkv,
-                                         .sequences = seqs, .numerics = AttentionNumerics::fused}, o);
+  tf::attention(q, k, v, {.scale = scale, .mask = AttentionMask::none, .sequences = seqs,
+                          .numerics = AttentionNumerics::fused}, o);
   return o.reshaped({T, c_.dim});
 }
 
@@ -161,26 +162,22 @@ Tensor Transformer::text_block_on(int64_t i, const Tensor& x_in, const RopeTable
   return x;
 }
 
-void Transformer::joint_norm_on(int64_t i, const Tensor& x, const Tensor& time, Tensor& y) const {
-  rms_norm_modulate(x, w_.layers.at(i).norm1, static_cast<float>(c_.eps), row(time, kShiftA), row(time, kScaleA), y);
-}
-
-void Transformer::joint_block_on(int64_t i, Tensor& x, Tensor& y, const Tensor& time, const RopeTables& rope,
-                                 const SeqOffsets& seqs, bool norm_next) const {
+void Transformer::joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope,
+                                 const SeqOffsets& seqs) const {
   const JointBlockWeights& b = w_.layers.at(i);
-  const RmsNormOptions plain{NormWeight::plain, static_cast<float>(c_.eps)};
+  const float eps = static_cast<float>(c_.eps);
   const int64_t F = c_.ffn_dim;
+  Tensor y = empty(DType::BF16, x.shape, device_);
+  rms_norm_modulate(x, b.norm1, eps, row(time, kShiftA), row(time, kScaleA), y);
   const Tensor o = attention(qkv_product(y, b), b.q_norm, b.k_norm, rope, seqs);
-  const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF), shift_a = row(time, kShiftA),
-               scale_a = row(time, kScaleA), shift_f = row(time, kShiftF), scale_f = row(time, kScaleF);
-  Tensor y2 = empty(DType::BF16, x.shape, device_);
-  linear(o, b.o, {.residual = &x, .gate = &gate_a, .norm_weight = &b.norm2, .norm = plain, .norm_out = &y2,
-                  .shift = &shift_f, .scale = &scale_f});
+  const Tensor gate_a = row(time, kGateA), gate_f = row(time, kGateF), shift_f = row(time, kShiftF),
+               scale_f = row(time, kScaleF);
+  Tensor y2 = empty(DType::BF16, x.shape, device_);  // o's gated add and norm2 in one pass over x
+  linear(o, b.o, {.residual = &x, .gate = &gate_a, .norm_weight = &b.norm2, .norm = {NormWeight::plain, eps},
+                  .norm_out = &y2, .shift = &shift_f, .scale = &scale_f});
   Tensor s = empty(DType::BF16, {x.dim(0), F}, device_);  // the weight's hidden rows, then its gate rows
   linear_gated_product(y2, b.ffn_up_gate.rows(F, 2 * F), b.ffn_up_gate.rows(0, F), GatedActivation::situ, s);
-  if (!norm_next) return linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
-  linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f, .norm_weight = &w_.layers.at(i + 1).norm1, .norm = plain,
-                         .norm_out = &y, .shift = &shift_a, .scale = &scale_a});
+  linear(s, b.ffn_down, {.residual = &x, .gate = &gate_f});
 }
 
 Tensor Transformer::head_on(const Tensor& x_image, const Tensor& time) const {
@@ -241,10 +238,7 @@ Tensor Transformer::joint_block(int64_t i, const Tensor& x, const Tensor& time, 
   const RopeTables rope = tables_for(joint_positions(h, w, x.dim(0) - h * w), w_.rope_bands, device_);
   Tensor xd = empty(DType::BF16, x.shape, device_);
   copy_into(xd, x);
-  const Tensor td = to_device(time, device_);
-  Tensor y = empty(DType::BF16, x.shape, device_);
-  joint_norm_on(i, xd, td, y);
-  joint_block_on(i, xd, y, td, rope, single_sequence(x.dim(0)), false);
+  joint_block_on(i, xd, to_device(time, device_), rope, single_sequence(x.dim(0)));
   return host(xd);
 }
 

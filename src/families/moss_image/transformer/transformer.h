@@ -76,17 +76,12 @@ class Transformer {
   void pass(const std::vector<TransformerSample>& samples, const Tensor& sigma, const Tensor& tokens, const Tensor& rows,
             const RopeTables& text_rope, const RopeTables& joint_rope, Tensor& out, const Progress& progress) const;
   Tensor text_block_on(int64_t i, const Tensor& x, const RopeTables& rope, const SeqOffsets& seqs) const;
-  // Block i's input norm (norm1, modulated) of x into y.
-  void joint_norm_on(int64_t i, const Tensor& x, const Tensor& time, Tensor& y) const;
-  // Block i on x, y holding joint_norm_on(i, x) on entry; with `norm_next`, the last residual add also
-  // leaves block i + 1's input norm of x in y (one pass over x instead of two).
-  void joint_block_on(int64_t i, Tensor& x, Tensor& y, const Tensor& time, const RopeTables& rope, const SeqOffsets& seqs,
-                      bool norm_next) const;
+  void joint_block_on(int64_t i, Tensor& x, const Tensor& time, const RopeTables& rope, const SeqOffsets& seqs) const;
   Tensor head_on(const Tensor& x_image, const Tensor& time) const;
   Tensor velocity_of(const Tensor& head_rows, int64_t h, int64_t w) const;
-  // Attention with its q / k norms and RoPE on a q|k|v product [T, 3 * dim] (normed in place, so taken by
-  // value); returns o [T, dim] before the output product.
-  Tensor attention(Tensor qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
+  // Attention with its q / k norms and RoPE on a q|k|v product [T, 3 * dim]; returns o [T, dim] before the
+  // output product.
+  Tensor attention(const Tensor& qkv, const Tensor& q_norm, const Tensor& k_norm, const RopeTables& rope,
                    const SeqOffsets& seqs) const;
 
   // RoPE tables on the device for a pack layout (each sample's h, w, L; h = w = 0 for text alone).

@@ -53,39 +53,23 @@ void Transformer::pass(const std::vector<TransformerSample>& samples, const Tens
     linear(tokens.rows(image_rows[k], image_rows[k + 1]), w_.video_embedder.w, img, {.bias = &w_.video_embedder.b});
     copy_into(txt, text.rows(text_seqs[k], text_seqs[k + 1]));
   }
-  // y: each sample's rows of x through the input norm of the block it runs next, where normed_for says
-  // so (a block's last residual add leaves the next block's norm when every sample it ran runs that one).
-  Tensor y = empty(DType::BF16, x.shape, device_);
-  std::vector<int64_t> normed_for(S, -1);
   for (int64_t i = 0; i < c_.layers; ++i) {
     // Block i runs on each run of consecutive samples that do not skip it, their rows a view of x.
-    auto skips = [&](int64_t k, int64_t block) {
-      return std::count(samples[k].skip_layers.begin(), samples[k].skip_layers.end(), block) > 0;
+    auto skips = [&](int64_t k) {
+      return std::count(samples[k].skip_layers.begin(), samples[k].skip_layers.end(), i) > 0;
     };
     for (int64_t k = 0; k < S;) {
-      if (skips(k, i)) {
+      if (skips(k)) {
         ++k;
         continue;
       }
       int64_t k1 = k + 1;
-      while (k1 < S && !skips(k1, i)) ++k1;
-      for (int64_t j = k; j < k1;) {  // the input norm where it is missing, a stretch of samples at a time
-        int64_t j1 = j;
-        while (j1 < k1 && normed_for[j1] != i) ++j1;
-        if (j1 > j) {
-          Tensor yj = y.rows(joint_seqs[j], joint_seqs[j1]);
-          joint_norm_on(i, x.rows(joint_seqs[j], joint_seqs[j1]), time, yj);
-        }
-        j = std::max(j1, j + 1);
-      }
-      bool norm_next = i + 1 < c_.layers;
-      for (int64_t j = k; j < k1; ++j) norm_next = norm_next && !skips(j, i + 1);
+      while (k1 < S && !skips(k1)) ++k1;
       const int64_t a = joint_seqs[k], b = joint_seqs[k1];
       SeqOffsets seqs;
       for (int64_t j = k; j <= k1; ++j) seqs.push_back(joint_seqs[j] - a);
-      Tensor xs = x.rows(a, b), ys = y.rows(a, b);
-      joint_block_on(i, xs, ys, time, {joint_rope.cos.rows(a, b), joint_rope.sin.rows(a, b)}, seqs, norm_next);
-      for (int64_t j = k; j < k1; ++j) normed_for[j] = norm_next ? i + 1 : -1;
+      Tensor xs = x.rows(a, b);
+      joint_block_on(i, xs, time, {joint_rope.cos.rows(a, b), joint_rope.sin.rows(a, b)}, seqs);
       k = k1;
     }
     report(progress, "block " + std::to_string(i), c_.text_blocks + i + 1, total);

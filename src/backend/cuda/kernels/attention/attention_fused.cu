@@ -1,7 +1,6 @@
 // Attention with a fused kernel's numerics on CUDA (backend/attention/attention.h, numerics fused),
 // mask none: the wgmma kernel (attention_fused_wgmma.cuh) for head dims 64 and 128; else (causal, other
 // head dims, TF_ATTENTION=mma) a warp-per-row kernel on the CUDA cores in the reference's two passes.
-#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -67,16 +66,11 @@ __global__ void attention_fused_rows_kernel(const uint16_t* q, const uint16_t* k
   }
 }
 
-// Where the wgmma kernel reads q, k and v: [tokens, heads, D] rows `token_stride` elements apart.
-struct HeadRows {
-  const void *q, *k, *v;
-  int64_t tokens, token_stride;
-  int Hq, Hkv;
-};
-
 template <int D>
-void launch_wgmma(const HeadRows& in, float scale, const SeqTable& seqs, int64_t longest, Tensor& o) {
+void launch_wgmma(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqTable& seqs,
+                  int64_t longest, Tensor& o) {
   namespace af = attention_fused;
+  const int Hq = static_cast<int>(q.dim(1)), Hkv = static_cast<int>(k.dim(1));
   auto kernel = af::attention_kernel<D>;
   constexpr size_t smem = af::smem_bytes<D>();
   static bool raised = false;
@@ -85,26 +79,20 @@ void launch_wgmma(const HeadRows& in, float scale, const SeqTable& seqs, int64_t
     raised = true;
   }
   // [tokens, heads, D] as {D, heads, tokens}, boxes of 64 columns x 1 head x 128 tokens
-  auto map = [&](const char* what, const void* base, int heads) {
-    const uint64_t dims[3] = {uint64_t(D), uint64_t(heads), uint64_t(in.tokens)};
-    const uint64_t strides[2] = {uint64_t(D) * 2, uint64_t(in.token_stride) * 2};
+  auto map = [&](const char* what, const Tensor& t) {
+    const uint64_t dims[3] = {uint64_t(D), uint64_t(t.dim(1)), uint64_t(t.dim(0))};
+    const uint64_t strides[2] = {uint64_t(D) * 2, uint64_t(t.dim(1)) * D * 2};
     const uint32_t box[3] = {64, 1, uint32_t(af::kRows)}, ones[3] = {1, 1, 1};
-    return bf16_tensor_map(what, const_cast<void*>(base), 3, dims, strides, box, ones);
+    return bf16_tensor_map(what, t.data, 3, dims, strides, box, ones);
   };
-  const CUtensorMap qmap = map("attention: queries", in.q, in.Hq), kmap = map("attention: keys", in.k, in.Hkv),
-                    vmap = map("attention: values", in.v, in.Hkv);
-  const dim3 grid(static_cast<unsigned>((longest + af::kRows - 1) / af::kRows), static_cast<unsigned>(in.Hq),
+  const CUtensorMap qmap = map("attention: queries", q), kmap = map("attention: keys", k),
+                    vmap = map("attention: values", v);
+  const dim3 grid(static_cast<unsigned>((longest + af::kRows - 1) / af::kRows), static_cast<unsigned>(Hq),
                   static_cast<unsigned>(seqs.count));
   const float scale_log2 = static_cast<float>(double(scale) * 1.4426950408889634);
-  kernel<<<grid, af::kThreads, smem, stream()>>>(qmap, kmap, vmap, scale_log2, seqs, static_cast<uint16_t*>(o.data),
-                                                  in.Hq, in.Hkv);
+  kernel<<<grid, af::kThreads, smem, stream()>>>(qmap, kmap, vmap, scale_log2, seqs, static_cast<uint16_t*>(o.data), Hq,
+                                                  Hkv);
   TF_CUDA_LAUNCH("attention_fused::attention_kernel");
-}
-
-int64_t longest_of(const SeqTable& seqs) {
-  int64_t longest = 0;
-  for (int s = 0; s < seqs.count; ++s) longest = std::max<int64_t>(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
-  return longest;
 }
 
 }  // namespace
@@ -121,10 +109,11 @@ void attention_fused_on(const Tensor& q, const Tensor& k, const Tensor& v, float
     fail("attention: the CUDA kernel holds head dims up to " + std::to_string(32 * kMaxDims) + ", got " +
          std::to_string(d));
   const SeqTable seqs = make_seq_table("attention", seq_offsets);
-  if (!CAUSAL && variant_is<Variant::attention>("auto") && (d == 128 || d == 64)) {
-    const HeadRows in{q.data, k.data, v.data, T, int64_t(Hq) * d, Hq, Hkv};
-    if (d == 128) return launch_wgmma<128>(in, scale, seqs, longest_of(seqs), o);
-    return launch_wgmma<64>(in, scale, seqs, longest_of(seqs), o);
+  int64_t longest = 0;
+  for (int s = 0; s < seqs.count; ++s) longest = std::max<int64_t>(longest, seqs.offsets[s + 1] - seqs.offsets[s]);
+  if (!CAUSAL && variant_is<Variant::attention>("auto")) {
+    if (d == 128) return launch_wgmma<128>(q, k, v, scale, seqs, longest, o);
+    if (d == 64) return launch_wgmma<64>(q, k, v, scale, seqs, longest, o);
   }
   const dim3 grid(blocks_for(T, kRowsPerBlock), static_cast<unsigned>(Hq));
   attention_fused_rows_kernel<CAUSAL><<<grid, 32 * kRowsPerBlock, 0, stream()>>>(
@@ -143,26 +132,6 @@ void attention_fused_bidirectional(const Tensor& q, const Tensor& k, const Tenso
 void attention_fused_causal(const Tensor& q, const Tensor& k, const Tensor& v, float scale, const SeqOffsets& seq_offsets,
                             Tensor& o) {
   attention_fused_on<true>(q, k, v, scale, seq_offsets, o);
-}
-
-// The wgmma kernel reads the three parts where they lie; elsewhere they are copied apart first.
-void attention_fused_bidirectional_packed(const Tensor& qkv, float scale, const SeqOffsets& seq_offsets, Tensor& o) {
-  const int64_t T = qkv.dim(0), H = qkv.dim(1) / 3, d = qkv.dim(2), row = H * d;
-  if (T == 0 || H == 0 || d == 0) return;
-  const uint16_t* base = static_cast<const uint16_t*>(qkv.data);
-  if (variant_is<Variant::attention>("auto") && (d == 128 || d == 64) && reinterpret_cast<uintptr_t>(base) % 16 == 0) {
-    const SeqTable seqs = make_seq_table("attention", seq_offsets);
-    const HeadRows in{base, base + row, base + 2 * row, T, 3 * row, int(H), int(H)};
-    if (d == 128) return launch_wgmma<128>(in, scale, seqs, longest_of(seqs), o);
-    return launch_wgmma<64>(in, scale, seqs, longest_of(seqs), o);
-  }
-  Tensor parts[3];
-  for (int p = 0; p < 3; ++p) {
-    parts[p] = empty(DType::BF16, {T, H, d}, Device::CUDA);
-    TF_CUDA(cudaMemcpy2DAsync(parts[p].data, row * 2, base + p * row, 3 * row * 2, row * 2, T, cudaMemcpyDeviceToDevice,
-                              stream()));
-  }
-  attention_fused_on<false>(parts[0], parts[1], parts[2], scale, seq_offsets, o);
 }
 
 }  // namespace tf::cuda

@@ -198,8 +198,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   float alpha[2];
   softmax(0, alpha);
   to_operand();
-  // tile t's scores are on the tensor cores while o is rescaled by tile t - 1's alpha and tile t - 1's
-  // p v waits behind them; the softmax of t runs as p v finishes, then t's p takes the operand registers
+  // tile t's scores are on the tensor cores while tile t - 1's p v waits behind them; the softmax of
+  // t runs as p v finishes, then o is rescaled and t's p takes the operand registers
   for (int t = 1; t < tiles; ++t) {
     const int s = t % kStages, sp = (t - 1) % kStages;
     mbarrier_wait(&k_full[s], (t / kStages) & 1);
@@ -207,8 +207,6 @@ __global__ void __launch_bounds__(kThreads, 1)
     my_turn();
     wgmma_fence();
     issue_scores(s);
-    if (t > 1) rescale(alpha);  // o is still zero after the first tile
-    wgmma_fence();
     issue_values(sp);
     hand_over(t);
     wgmma_wait<1>();
@@ -218,9 +216,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
     wgmma_fence_registers(oacc);
     mbarrier_arrive(&v_empty[sp]);
+    rescale(alpha);
     to_operand();
   }
-  if (tiles > 1) rescale(alpha);
   const int last = (tiles - 1) % kStages, valid = n_keys - (tiles - 1) * kKeys;
   mbarrier_wait(&v_full[last], ((tiles - 1) / kStages) & 1);
   if (valid < kKeys) {  // value rows past the sequence (the next one's, maybe not finite) must add nothing
