@@ -29,6 +29,10 @@ class MossImagePipeline:
         for name, v in (("prompt", prompt), ("negative_prompt", negative_prompt)):
             if not isinstance(v, str):
                 raise ValueError(f"{name}: expected a string, got {type(v).__name__}")
+        # torch.Generator().manual_seed's range; a negative seed is its two's complement, as torch reads it
+        if isinstance(seed, bool) or not isinstance(seed, int) or not -(1 << 63) <= seed < (1 << 64):
+            raise ValueError(f"seed: expected an integer from -2**63 to 2**64 - 1, got {seed!r}")
+        seed &= (1 << 64) - 1
         if output_type not in ("pil", "np", "pt"):
             raise ValueError(f"output_type: expected pil, np or pt, got {output_type!r}")
         out = {"pil": "numpy", "np": "numpy", "pt": "torch"}[output_type]

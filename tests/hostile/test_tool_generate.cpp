@@ -68,6 +68,11 @@ TEST(GenerateTool, APromptBecomesAPictureWithTheSameBytesEveryRun) {
   EXPECT_EQ(read_bytes(c.out), bytes) << "the picture depends on the thread count";
   ASSERT_EQ(c.run({"--seed", "8"}).exit_code, 0);
   EXPECT_NE(read_bytes(c.out), bytes) << "--seed changed nothing";
+  // torch reads a negative seed as its two's complement and seeds MT19937 with the low 32 bits
+  ASSERT_EQ(c.run({"--seed", "-5"}).exit_code, 0);
+  const std::string negative = read_bytes(c.out);
+  ASSERT_EQ(c.run({"--seed", "4294967291"}).exit_code, 0);
+  EXPECT_EQ(read_bytes(c.out), negative) << "--seed -5 is not 2^64 - 5, whose low 32 bits are 4294967291";
   ASSERT_EQ(c.run({"--seed", "7", "--guidance", "1"}).exit_code, 0);
   EXPECT_NE(read_bytes(c.out), bytes) << "--guidance changed nothing";
   ASSERT_EQ(c.run({"--seed", "7", "--negative-file", c.prompt.string()}).exit_code, 0);
@@ -100,6 +105,8 @@ TEST(GenerateTool, BadRequestsAreCleanErrors) {
   expect_clean_failure(c.run({"--steps", "0"}), kProgram, {"--steps 0"}, {c.out});
   expect_clean_failure(c.run({"--guidance", "-1"}), kProgram, {"--guidance"}, {c.out});
   expect_clean_failure(c.run({"--shift", "0"}), kProgram, {"--shift"}, {c.out});
+  for (const char* seed : {"18446744073709551616", "-9223372036854775809", "1.5", "7x", ""})
+    expect_clean_failure(c.run({"--seed", seed}), kProgram, {"--seed", "manual_seed's range"}, {c.out});
   expect_clean_failure(c.run({"--max-memory", "0.001"}), kProgram, {"--width/--height", "GiB"}, {c.out});
   const fs::path noise = c.s / "noise.safetensors";
   tf::write_safetensors(noise.string(), {{"noise", tf::moss_image::torch_randn_f32({128, 2, 3}, 1)}});

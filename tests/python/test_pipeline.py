@@ -51,8 +51,18 @@ def test_refusals(pipe, tmp_path):
         pipe("a fox", width=32, height=32, guidance_scale=-1.0)
     with pytest.raises(ValueError, match="output_type"):
         pipe("a fox", width=32, height=32, output_type="latent")
+    for seed in (1 << 64, -(1 << 63) - 1, 1.5, True):
+        with pytest.raises(ValueError, match="seed"):
+            pipe("a fox", width=32, height=32, num_inference_steps=1, seed=seed)
     with pytest.raises(ValueError, match="no model_index.json|not a folder"):
         tensorfold.MossImagePipeline.from_pretrained(tmp_path)
     small = tensorfold.MossImagePipeline.from_pretrained(TINY, max_memory=0.001, output="numpy")
     with pytest.raises(MemoryError, match="GiB"):
         small("a fox", width=32, height=32)
+
+
+def test_negative_seed_is_its_twos_complement(pipe):
+    # torch reads manual_seed(-5) as 2**64 - 5 and seeds MT19937 with its low 32 bits
+    a = pipe("a fox", width=32, height=32, num_inference_steps=1, seed=-5)
+    b = pipe("a fox", width=32, height=32, num_inference_steps=1, seed=(1 << 32) - 5)
+    assert np.asarray(a).tobytes() == np.asarray(b).tobytes()

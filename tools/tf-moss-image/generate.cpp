@@ -1,6 +1,8 @@
 // tf-moss-image generate: prompt -> picture, the whole MOSS-Image pipeline.
 #include <sys/resource.h>
 
+#include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -28,6 +30,25 @@ std::string peak_host_memory() {
   return buf;
 }
 
+// torch.Generator().manual_seed's range, -2^63 .. 2^64 - 1; a negative seed is its two's complement, as torch
+// reads it. Anything else is refused (strtoull would saturate an overflow to 2^64 - 1 without a word).
+uint64_t torch_seed(const std::string& text) {
+  const char *first = text.data(), *last = text.data() + text.size();
+  std::from_chars_result r{};
+  uint64_t seed = 0;
+  if (!text.empty() && text[0] == '-') {
+    int64_t negative = 0;
+    r = std::from_chars(first, last, negative);
+    seed = static_cast<uint64_t>(negative);
+  } else {
+    r = std::from_chars(first, last, seed);
+  }
+  if (text.empty() || r.ec != std::errc() || r.ptr != last)
+    tf::fail("--seed " + text + ": expected an integer from -9223372036854775808 to 18446744073709551615 "
+             "(torch.Generator().manual_seed's range)");
+  return seed;
+}
+
 std::string prompt_text(const std::string& flag, const std::string& file) {
   std::string text = tf::read_text_file(file);
   tf::text::require_valid_utf8(text, flag + " " + file);
@@ -36,7 +57,7 @@ std::string prompt_text(const std::string& flag, const std::string& file) {
 
 tf::tools::RegisterCommand reg("generate", "Prompt -> picture: the whole MOSS-Image pipeline", [](CLI::App& c) {
   struct Opts {
-    std::string model, prompt_file, negative_file, noise, rows, out, save_latents, device = "cpu";
+    std::string model, prompt_file, negative_file, noise, rows, out, save_latents, device = "cpu", seed;
     tf::pipelines::GenerateRequest r;
     double shift = 0;
   };
@@ -52,7 +73,7 @@ tf::tools::RegisterCommand reg("generate", "Prompt -> picture: the whole MOSS-Im
   c.add_option("--steps", o->r.steps, "sampling steps (default 50)");
   c.add_option("--guidance", o->r.guidance, "classifier-free guidance scale, at least 0 (default 3; 1 runs no negative branch)");
   auto* shift = c.add_option("--shift", o->shift, "the schedule's shift (default: the scheduler config's, 5)");
-  auto* seed = c.add_option("--seed", o->r.seed, "starting noise as torch.randn with torch.Generator().manual_seed(N) (default 0)");
+  auto* seed = c.add_option("--seed", o->seed, "starting noise as torch.randn with torch.Generator().manual_seed(N) (default 0)");
   auto* noise = c.add_option("--noise", o->noise, "starting noise: safetensors with `noise` F32 [128, H/16, W/16] (a leading 1 accepted)");
   seed->excludes(noise);
   noise->excludes(seed);
@@ -74,6 +95,7 @@ tf::tools::RegisterCommand reg("generate", "Prompt -> picture: the whole MOSS-Im
       r.negative = prompt_text("--negative-file", o->negative_file);
     }
     if (shift->count()) r.shift = o->shift;
+    if (seed->count()) r.seed = torch_seed(o->seed);
     if (!o->noise.empty()) r.noise = tf::tools::read_tensor("--noise", o->noise, "noise");
     if (!o->rows.empty()) {
       r.prompt_rows = tf::tools::read_tensor("--rows", o->rows, "prompt.rows");
