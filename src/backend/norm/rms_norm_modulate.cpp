@@ -1,7 +1,6 @@
 #include "backend/norm/rms_norm_modulate.h"
 
 #include "backend/device/dispatch.h"
-#include "backend/elementwise/residual_add.h"
 
 namespace tf {
 
