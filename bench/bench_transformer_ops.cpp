@@ -97,7 +97,6 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
   const Tensor o2 = o.reshaped({T, D});
   gemm("o product", o2, wo, po);
   line("residual_add (gated)", median_us([&] { residual_add(x, po, &gate); }, 10), 0, 6.0 * T * D);
-  Tensor y2 = dev({T, D});
   Tensor wug = rnd({2 * F, D}, 14, 0.02f), ug = dev({T, 2 * F});
   gemm("up|gate product", y, wug, ug);
   Tensor up = rnd({T, F}, 15), gt = rnd({T, F}, 16), s = dev({T, F});
@@ -136,6 +135,7 @@ void bench(const SeqOffsets& offs, const std::string& label, double rate) {
   // add with norm2 in one pass, up|gate with SiTU in its epilogue, down with the gated add in its epilogue.
   {
     total_us = 0;
+    Tensor y2 = dev({T, D});
     line("rms_norm_modulate", median_us([&] { rms_norm_modulate(x, nw, 1e-6f, shift, scale, y); }, 10), 0, 4.0 * T * D);
     gemm("q|k|v product", y, wqkv, qkv);
     line("qkv_norm_rope", median_us([&] { qkv_norm_rope(qkv, qn, kn, 1e-6f, {cs, sn}, q, k, v); }, 10), 0, 12.0 * T * D);

@@ -8,6 +8,7 @@
 #include "check/contract/limits.h"
 #include "check/contract/runner.h"
 #include "common/command.h"
+#include "common/seed_flag.h"
 #include "core/error.h"
 
 namespace {
@@ -20,13 +21,13 @@ tf::tools::RegisterCommand reg("", "run the kernel contract", [](CLI::App& c) {
   auto backend = std::make_shared<std::string>("cpu");
   auto list = std::make_shared<bool>(false);
   auto variants = std::make_shared<bool>(false);
-  auto seed = std::make_shared<uint64_t>(tf::contract::ContractOptions{}.seed);
+  auto seed = std::make_shared<std::string>();
   c.add_option("--only", *only, "a family (moss_image, flux2_vae) or one kernel's name");
   c.add_option("--backend", *backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   c.add_flag("--list", *list, "list the registered kernels and their controls, run nothing");
   c.add_flag("--variants", *variants,
              "print the kernel variants' table (environment variables, backend/variants.h) as markdown, run nothing");
-  c.add_option("--seed", *seed, "seed of the random inputs (deterministic by default)");
+  auto* seed_flag = c.add_option("--seed", *seed, "seed of the random inputs (deterministic by default)");
   return [=]() -> int {
     using namespace tf::contract;
     if (*variants) {
@@ -37,7 +38,7 @@ tf::tools::RegisterCommand reg("", "run the kernel contract", [](CLI::App& c) {
     ContractOptions opt;
     opt.backend = *backend == "cuda" ? tf::Device::CUDA : tf::Device::CPU;
     opt.only = *only;
-    opt.seed = *seed;
+    if (seed_flag->count()) opt.seed = tf::tools::parse_seed("--seed", *seed);
     auto kernels = select_kernels(kernel_registry(), opt.only, opt.backend);
     if (!opt.only.empty() && kernels.empty()) {
       std::string known;

@@ -1,14 +1,13 @@
 // tf-moss-image generate: prompt -> picture, the whole MOSS-Image pipeline.
 #include <sys/resource.h>
 
-#include <charconv>
-#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "backend/device/device.h"
 #include "common/command.h"
+#include "common/seed_flag.h"
 #include "common/memory_limit.h"
 #include "common/tensor_file.h"
 #include "core/error.h"
@@ -28,25 +27,6 @@ std::string peak_host_memory() {
   char buf[80];
   std::snprintf(buf, sizeof buf, "peak host memory %.2f GiB", ru.ru_maxrss / (1024.0 * 1024.0));
   return buf;
-}
-
-// torch.Generator().manual_seed's range, -2^63 .. 2^64 - 1; a negative seed is its two's complement, as torch
-// reads it. Anything else is refused (strtoull would saturate an overflow to 2^64 - 1 without a word).
-uint64_t torch_seed(const std::string& text) {
-  const char *first = text.data(), *last = text.data() + text.size();
-  std::from_chars_result r{};
-  uint64_t seed = 0;
-  if (!text.empty() && text[0] == '-') {
-    int64_t negative = 0;
-    r = std::from_chars(first, last, negative);
-    seed = static_cast<uint64_t>(negative);
-  } else {
-    r = std::from_chars(first, last, seed);
-  }
-  if (text.empty() || r.ec != std::errc() || r.ptr != last)
-    tf::fail("--seed " + text + ": expected an integer from -9223372036854775808 to 18446744073709551615 "
-             "(torch.Generator().manual_seed's range)");
-  return seed;
 }
 
 std::string prompt_text(const std::string& flag, const std::string& file) {
@@ -95,7 +75,7 @@ tf::tools::RegisterCommand reg("generate", "Prompt -> picture: the whole MOSS-Im
       r.negative = prompt_text("--negative-file", o->negative_file);
     }
     if (shift->count()) r.shift = o->shift;
-    if (seed->count()) r.seed = torch_seed(o->seed);
+    if (seed->count()) r.seed = tf::tools::parse_seed("--seed", o->seed);
     if (!o->noise.empty()) r.noise = tf::tools::read_tensor("--noise", o->noise, "noise");
     if (!o->rows.empty()) {
       r.prompt_rows = tf::tools::read_tensor("--rows", o->rows, "prompt.rows");
