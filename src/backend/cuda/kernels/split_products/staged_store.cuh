@@ -25,11 +25,62 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
+// Whether the tile at (oy0, ox0) has all 128 positions inside the output (every tile but the last ones).
+__device__ __forceinline__ bool tile_whole(const ConvTiles& s, int oy0, int ox0) {
+  return oy0 + s.BH <= s.Ho && ox0 + s.BW <= s.Wo;
+}
+
+// After a store warp has written its rows' outputs back into the staged tile (rows w, w + 3, ...), lane l
+// sums rows w + 3 l and w + 3 (l + 32) of them: (x0, sum of x - x0, sum of (x - x0)^2, count) in fp32 with
+// x0 the row's first output, four chains (a float4's lanes) from a start rotated by the lane so that a
+// phase's 8 lanes read 8 different bank groups; the row's sums then do not depend on the tile's placement.
+template <int ROWS, int SHIFT>
+__device__ __forceinline__ void store_warp_moments(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
+                                                   int ox0, const float* staged, int w, int lane, int slot) {
+  __syncwarp();
+  const bool whole = tile_whole(s, oy0, ox0);
+#pragma unroll 1
+  for (int r = w + kStoreWarps * lane; r < ROWS; r += kStoreWarps * 32) {
+    const int m = m0 + r;
+    if (m >= e.M) break;
+    const float* row = staged + r * kStagedPositions;
+    const float x0 = staged[staged_at<SHIFT>(r, 0)];
+    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f), sq = sum;
+    float n = 0.f;
+    auto add = [&](float& a, float& b, float v) {
+      const float d = __fsub_rn(v, x0);
+      a = __fadd_rn(a, d);
+      b = __fmaf_rn(d, d, b);
+    };
+    // physical float4 q of the row holds logical positions (4 q) ^ swizzle .. + 3 (staged_at's XOR keeps 4-groups)
+    const int sw = 8 * ((r >> SHIFT) & 3);
+#pragma unroll 4
+    for (int j = 0; j < kStagedPositions / 4; ++j) {
+      const int q = (j + lane) % (kStagedPositions / 4);
+      const float4 v = *reinterpret_cast<const float4*>(row + 4 * q);
+      if (whole) {
+        add(sum.x, sq.x, v.x), add(sum.y, sq.y, v.y), add(sum.z, sq.z, v.z), add(sum.w, sq.w, v.w);
+        continue;
+      }
+      const int p = (4 * q) ^ sw, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // BW % 4 == 0: one row
+      if (oy >= s.Ho) continue;
+      if (ox < s.Wo) add(sum.x, sq.x, v.x), n += 1.f;
+      if (ox + 1 < s.Wo) add(sum.y, sq.y, v.y), n += 1.f;
+      if (ox + 2 < s.Wo) add(sum.z, sq.z, v.z), n += 1.f;
+      if (ox + 3 < s.Wo) add(sum.w, sq.w, v.w), n += 1.f;
+    }
+    e.moments[int64_t(m) * e.moment_slots + slot] =
+        make_float4(x0, __fadd_rn(__fadd_rn(sum.x, sum.y), __fadd_rn(sum.z, sum.w)),
+                    __fadd_rn(__fadd_rn(sq.x, sq.y), __fadd_rn(sq.z, sq.w)), whole ? float(kStagedPositions) : n);
+  }
+}
+
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
 // w + 3, ..., so a warp's store covers 32 consecutive positions of one row (8 sectors, half of each).
 template <int ROWS, int SHIFT>
 __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                     int ox0, const OutMap& map, const float* staged, int w, int lane) {
+                                                     int ox0, const OutMap& map, float* staged, int w, int lane,
+                                                     int slot) {
 #pragma unroll 1
   for (int r = w; r < ROWS; r += kStoreWarps) {
     const int m = m0 + r;
@@ -41,24 +92,28 @@ __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, co
       if (oy >= s.Ho || ox >= s.Wo) continue;
       const int64_t at = int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col;
       const float t = __fadd_rn(__fmul_rn(e.alpha, staged[staged_at<SHIFT>(r, p)]), bias);
-      e.c[at] = e.residual ? __fadd_rn(t, e.residual[at]) : t;
+      const float y = e.residual ? __fadd_rn(t, e.residual[at]) : t;
+      e.c[at] = y;
+      if (e.moments) staged[staged_at<SHIFT>(r, p)] = y;
     }
   }
+  if (e.moments) store_warp_moments<ROWS, SHIFT>(e, s, m0, oy0, ox0, staged, w, lane, slot);
 }
 
 // Store warp w (0-2), lane l: positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... (output
 // channel m0 + r); each batch's residual values are loaded before any of its stores (the output may be
 // the residual's own buffer). Positions go where map puts them (every other column only with SUBPIXEL:
-// the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers).
+// the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers); with
+// e.moments the outputs go back into the staged tile and each row's moments to the tile's slot.
 template <int ROWS, int SHIFT, bool SUBPIXEL = false>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                             const OutMap& map, const float* staged, int w, int lane) {
+                                             const OutMap& map, float* staged, int w, int lane, int slot) {
   if constexpr (SUBPIXEL) {
-    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane);
+    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane, slot);
   }
   const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // 4 positions share a row (BW % 4 == 0)
-  if (oy >= s.Ho || ox >= s.Wo) return;
-  const int64_t at = map.base + int64_t(oy) * map.row + ox;
+  const bool in = oy < s.Ho && ox < s.Wo;  // lanes past the picture still write back (ignored by the moments)
+  const int64_t at = in ? map.base + int64_t(oy) * map.row + ox : 0;
   const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
                     (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
   constexpr int kBatch = 4;  // residual loads in flight a lane (more spill at the store warps' registers)
@@ -69,7 +124,7 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
     for (int b = 0; b < kBatch; ++b) {
       const int r = r0 + kStoreWarps * b, m = m0 + r;
       res[b] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (e.residual && r < ROWS && m < e.M) {
+      if (in && e.residual && r < ROWS && m < e.M) {
         const float* src = e.residual + int64_t(m) * e.ldc + at;
         if (vec4) {
           res[b] = *reinterpret_cast<const float4*>(src);
@@ -93,7 +148,8 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
       };
       const float4 o = make_float4(y(v.x, res[b].x), y(v.y, res[b].y), y(v.z, res[b].z), y(v.w, res[b].w));
       float* dst = e.c + int64_t(m) * e.ldc + at;
-      if (vec4) {
+      if (!in) {
+      } else if (vec4) {
         *reinterpret_cast<float4*>(dst) = o;
       } else {
         dst[0] = o.x;
@@ -101,8 +157,10 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
         if (ox + 2 < s.Wo) dst[2] = o.z;
         if (ox + 3 < s.Wo) dst[3] = o.w;
       }
+      if (e.moments) *reinterpret_cast<float4*>(staged + staged_at<SHIFT>(r, p)) = o;
     }
   }
+  if (e.moments) store_warp_moments<ROWS, SHIFT>(e, s, m0, oy0, ox0, staged, w, lane, slot);
 }
 
 // The column tiles' consumer thread t of warpgroup cw (96 output channels as N): acc[4 j + q] is
