@@ -25,53 +25,51 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
-// Whether the tile at (oy0, ox0) has all 128 positions inside the output (every tile but the last ones).
-__device__ __forceinline__ bool tile_whole(const ConvTiles& s, int oy0, int ox0) {
-  return oy0 + s.BH <= s.Ho && ox0 + s.BW <= s.Wo;
+// The outputs of the tile at (oy0, ox0) inside the output: its rows times its columns there.
+__device__ __forceinline__ float tile_count(const ConvTiles& s, int oy0, int ox0) {
+  return float(min(s.BH, s.Ho - oy0) * min(s.BW, s.Wo - ox0));
 }
 
-// After a store warp has written its rows' outputs back into the staged tile (rows w, w + 3, ...), lane l
-// sums rows w + 3 l and w + 3 (l + 32) of them: (x0, sum of x - x0, sum of (x - x0)^2, count) in fp32 with
-// x0 the row's first output, four chains (a float4's lanes) from a start rotated by the lane so that a
-// phase's 8 lanes read 8 different bank groups; the row's sums then do not depend on the tile's placement.
-template <int ROWS, int SHIFT>
+// Row moments in two steps. In the store loop each lane sums its own outputs of a row shifted by the row's
+// first output x0 (lane 0's first, shuffled) and, once the warp has read the row, writes (sum of x - x0, sum
+// of (x - x0)^2) as a float2 into the row's own staged floats 2 l, 2 l + 1 (lane 0 also x0 at float 64).
+// Then lane l of store warp w adds rows w + 3 l and w + 3 (l + 32)'s 32 pairs in lane order from a start
+// rotated by the lane (a phase's 8 lanes on 8 bank groups) and writes (x0, s, ss, count): no more than 34
+// fp32 additions a sum, so the same bytes wherever the tile runs.
+struct LanePartial {
+  float s = 0.f, ss = 0.f;
+  __device__ __forceinline__ void add(float v, float x0) {
+    const float d = __fsub_rn(v, x0);
+    s = __fadd_rn(s, d);
+    ss = __fmaf_rn(d, d, ss);
+  }
+  // Warp-uniform: after every lane has read row r of the staged tile.
+  __device__ __forceinline__ void stage(float* staged, int r, int lane, float x0) const {
+    __syncwarp();
+    *reinterpret_cast<float2*>(staged + r * kStagedPositions + 2 * lane) = make_float2(s, ss);
+    if (lane == 0) staged[r * kStagedPositions + 64] = x0;
+  }
+};
+
+template <int ROWS>
 __device__ __forceinline__ void store_warp_moments(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
                                                    int ox0, const float* staged, int w, int lane, int slot) {
   __syncwarp();
-  const bool whole = tile_whole(s, oy0, ox0);
+  const float n = tile_count(s, oy0, ox0);
 #pragma unroll 1
   for (int r = w + kStoreWarps * lane; r < ROWS; r += kStoreWarps * 32) {
     const int m = m0 + r;
     if (m >= e.M) break;
     const float* row = staged + r * kStagedPositions;
-    const float x0 = staged[staged_at<SHIFT>(r, 0)];
-    float4 sum = make_float4(0.f, 0.f, 0.f, 0.f), sq = sum;
-    float n = 0.f;
-    auto add = [&](float& a, float& b, float v) {
-      const float d = __fsub_rn(v, x0);
-      a = __fadd_rn(a, d);
-      b = __fmaf_rn(d, d, b);
-    };
-    // physical float4 q of the row holds logical positions (4 q) ^ swizzle .. + 3 (staged_at's XOR keeps 4-groups)
-    const int sw = 8 * ((r >> SHIFT) & 3);
+    float sum = 0.f, sq = 0.f;
 #pragma unroll 4
-    for (int j = 0; j < kStagedPositions / 4; ++j) {
-      const int q = (j + lane) % (kStagedPositions / 4);
+    for (int j = 0; j < 16; ++j) {
+      const int q = (j + lane) % 16;  // lanes 2 q and 2 q + 1
       const float4 v = *reinterpret_cast<const float4*>(row + 4 * q);
-      if (whole) {
-        add(sum.x, sq.x, v.x), add(sum.y, sq.y, v.y), add(sum.z, sq.z, v.z), add(sum.w, sq.w, v.w);
-        continue;
-      }
-      const int p = (4 * q) ^ sw, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // BW % 4 == 0: one row
-      if (oy >= s.Ho) continue;
-      if (ox < s.Wo) add(sum.x, sq.x, v.x), n += 1.f;
-      if (ox + 1 < s.Wo) add(sum.y, sq.y, v.y), n += 1.f;
-      if (ox + 2 < s.Wo) add(sum.z, sq.z, v.z), n += 1.f;
-      if (ox + 3 < s.Wo) add(sum.w, sq.w, v.w), n += 1.f;
+      sum = __fadd_rn(sum, __fadd_rn(v.x, v.z));
+      sq = __fadd_rn(sq, __fadd_rn(v.y, v.w));
     }
-    e.moments[int64_t(m) * e.moment_slots + slot] =
-        make_float4(x0, __fadd_rn(__fadd_rn(sum.x, sum.y), __fadd_rn(sum.z, sum.w)),
-                    __fadd_rn(__fadd_rn(sq.x, sq.y), __fadd_rn(sq.z, sq.w)), whole ? float(kStagedPositions) : n);
+    e.moments[int64_t(m) * e.moment_slots + slot] = make_float4(row[64], sum, sq, n);
   }
 }
 
@@ -86,25 +84,34 @@ __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, co
     const int m = m0 + r;
     if (m >= e.M) break;
     const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
+    float y[kStagedPositions / 32];
+    bool in[kStagedPositions / 32];
 #pragma unroll
     for (int i = 0; i < kStagedPositions / 32; ++i) {
       const int p = lane + 32 * i, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
-      if (oy >= s.Ho || ox >= s.Wo) continue;
+      in[i] = oy < s.Ho && ox < s.Wo;
       const int64_t at = int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col;
       const float t = __fadd_rn(__fmul_rn(e.alpha, staged[staged_at<SHIFT>(r, p)]), bias);
-      const float y = e.residual ? __fadd_rn(t, e.residual[at]) : t;
-      e.c[at] = y;
-      if (e.moments) staged[staged_at<SHIFT>(r, p)] = y;
+      y[i] = e.residual && in[i] ? __fadd_rn(t, e.residual[at]) : t;
+      if (in[i]) e.c[at] = y[i];
+    }
+    if (e.moments) {  // position 0 (lane 0's first) is always inside
+      const float x0 = __shfl_sync(0xffffffffu, y[0], 0);
+      LanePartial part;
+#pragma unroll
+      for (int i = 0; i < kStagedPositions / 32; ++i)
+        if (in[i]) part.add(y[i], x0);
+      part.stage(staged, r, lane, x0);
     }
   }
-  if (e.moments) store_warp_moments<ROWS, SHIFT>(e, s, m0, oy0, ox0, staged, w, lane, slot);
+  if (e.moments) store_warp_moments<ROWS>(e, s, m0, oy0, ox0, staged, w, lane, slot);
 }
 
 // Store warp w (0-2), lane l: positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... (output
 // channel m0 + r); each batch's residual values are loaded before any of its stores (the output may be
 // the residual's own buffer). Positions go where map puts them (every other column only with SUBPIXEL:
 // the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers); with
-// e.moments the outputs go back into the staged tile and each row's moments to the tile's slot.
+// e.moments each row's moments go to the tile's slot (LanePartial).
 template <int ROWS, int SHIFT, bool SUBPIXEL = false>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
                                              const OutMap& map, float* staged, int w, int lane, int slot) {
@@ -112,7 +119,7 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
     if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane, slot);
   }
   const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // 4 positions share a row (BW % 4 == 0)
-  const bool in = oy < s.Ho && ox < s.Wo;  // lanes past the picture still write back (ignored by the moments)
+  const bool in = oy < s.Ho && ox < s.Wo;  // lanes past the picture still join the rows' shuffles
   const int64_t at = in ? map.base + int64_t(oy) * map.row + ox : 0;
   const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
                     (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
@@ -157,10 +164,18 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
         if (ox + 2 < s.Wo) dst[2] = o.z;
         if (ox + 3 < s.Wo) dst[3] = o.w;
       }
-      if (e.moments) *reinterpret_cast<float4*>(staged + staged_at<SHIFT>(r, p)) = o;
+      if (e.moments) {  // position 0 (lane 0's first) is always inside
+        const float x0 = __shfl_sync(0xffffffffu, o.x, 0);
+        LanePartial part;
+        if (in) part.add(o.x, x0);
+        if (in && ox + 1 < s.Wo) part.add(o.y, x0);
+        if (in && ox + 2 < s.Wo) part.add(o.z, x0);
+        if (in && ox + 3 < s.Wo) part.add(o.w, x0);
+        part.stage(staged, r, lane, x0);
+      }
     }
   }
-  if (e.moments) store_warp_moments<ROWS, SHIFT>(e, s, m0, oy0, ox0, staged, w, lane, slot);
+  if (e.moments) store_warp_moments<ROWS>(e, s, m0, oy0, ox0, staged, w, lane, slot);
 }
 
 // The column tiles' consumer thread t of warpgroup cw (96 output channels as N): acc[4 j + q] is
