@@ -34,7 +34,6 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
-  group_norm_stats,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -147,12 +146,6 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's nearest 2x upsample + 3x3 convolution on the TMA kernels (channels a multiple of 64, outputs other than "
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
-     false},
-    {Variant::group_norm_stats, "TF_GROUP_NORM_STATS", {"pass", "epilogue", "moments_pass"},
-     "the VAE's GroupNorm statistics: `pass` each norm's own pass over its input; `epilogue` the convolution before "
-     "it writes its output's per-channel moments (CUDA: the TMA kernels' store warps write their outputs back into "
-     "the staged tile and sum a row a lane in fp32, shifted by the row's first value; other kernels a pass after it); "
-     "`moments_pass` as `epilogue` with every CUDA convolution's moments from a pass after it",
      false},
 }};
 

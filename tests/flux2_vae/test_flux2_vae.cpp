@@ -8,12 +8,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "backend/variants.h"
 #include "check/gate/flux2_vae.h"
-#include "check/random_tensor.h"
 #include "core/bf16.h"
 #include "core/error.h"
-#include "families/flux2_vae/blocks.h"
 #include "families/flux2_vae/model.h"
 #include "families/flux2_vae/tokens.h"
 #include "io/checkpoint.h"
@@ -181,57 +178,6 @@ TEST(Flux2VaeGate, TinyCasesPassWithEveryStepChecked) {
     for (const auto& s : r.steps) EXPECT_LT(s.verdict.ours.worst_row, 1e-4) << s.name;  // fp32-class
     EXPECT_NE(log.find(", repeat identical, packing -, picture "), std::string::npos) << log;
   }
-}
-
-// The norms' statistics from the convolutions' moments (TF_GROUP_NORM_STATS=epilogue): the gate passes
-// with every step fp32-class, as with each norm's own statistics pass.
-TEST(Flux2VaeGate, TinyCasesPassWithMomentsStatistics) {
-  tf::variants::Override stats(tf::Variant::group_norm_stats, "epilogue");
-  for (const std::string& cs : {kCase32, kCase48x64}) {
-    std::string log;
-    const auto r = gate(cs, "", &log);
-    EXPECT_TRUE(r.passed()) << cs << "\n" << log;
-    for (const auto& s : r.steps) EXPECT_LT(s.verdict.ours.worst_row, 1e-4) << s.name;
-  }
-}
-
-// The carry hands a stage's output's moments only to that very tensor, once.
-TEST(Flux2VaeStages, MomentsCarryOnlyToTheSameTensor) {
-  MomentsCarry carry;
-  const tf::Tensor y = tf::empty(tf::DType::F32, {2, 3, 3}), m = tf::empty(tf::DType::F64, {2, 2});
-  tf::Tensor copy = tf::empty(tf::DType::F32, {2, 3, 3});
-  carry.put({y, m});
-  EXPECT_EQ(carry.take(copy).moments.data, nullptr);  // another tensor: none, and the carry is emptied
-  carry.put({y, m});
-  EXPECT_EQ(carry.take(y.reshaped({2, 9})).moments.data, nullptr);  // the same bytes under another shape
-  carry.put({y, m});
-  EXPECT_EQ(carry.take(y).moments.data, m.data);
-  EXPECT_EQ(carry.take(y).moments.data, nullptr);  // once
-}
-
-// A chained decode (each stage's first norm from the carried moments) lies within fp32 of one whose stages
-// each get a copy (their first norms make their own statistics).
-TEST(Flux2VaeStages, ChainedDecodeWithMomentsMatchesCopiedStages) {
-  tf::variants::Override stats(tf::Variant::group_norm_stats, "epilogue");
-  const Vae v = Vae::load(kTiny, tf::Device::CPU);
-  const tf::Tensor z = tf::check::random_normal_tensor(tf::DType::F32, {v.config().latent_channels, 4, 6}, 5);
-  auto decode = [&](bool copies) {
-    tf::Tensor x = z;
-    for (const tf::Step& st : v.decoder()) {
-      if (copies) {
-        tf::Tensor c = tf::empty(tf::DType::F32, x.shape);
-        std::memcpy(c.data, x.data, x.nbytes());
-        x = c;
-      }
-      x = st.run(x);
-    }
-    return x;
-  };
-  const tf::Tensor chained = decode(false), copied = decode(true);
-  double worst = 0;
-  for (int64_t i = 0; i < chained.numel(); ++i)
-    worst = std::max(worst, std::fabs(double(chained.ptr<float>()[i]) - copied.ptr<float>()[i]));
-  EXPECT_LT(worst, 1e-5);
 }
 
 TEST(Flux2VaeGate, PlantedRowFails) {

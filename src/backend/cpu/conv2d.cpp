@@ -1,5 +1,4 @@
 #include "backend/conv/conv2d.h"
-#include "backend/norm/channel_moments.h"
 
 #include <algorithm>
 #include <cstring>
@@ -78,8 +77,10 @@ void pack_conv_b(const float* x, const ConvShape& s, int64_t k0, int64_t kc, int
   }
 }
 
-void convolve(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-              const Tensor* residual) {
+}  // namespace
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual) {
   ConvShape s{x.dim(0), x.dim(1), x.dim(2), w.dim(0), w.dim(2), w.dim(3), y.dim(1), y.dim(2),
               g.stride, g.pad_top, g.pad_left};
   const int64_t k_total = s.ci * s.kh * s.kw;
@@ -133,14 +134,6 @@ void convolve(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2d
       }
     }
   });
-}
-
-}  // namespace
-
-void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments) {
-  convolve(x, w, bias, g, y, residual);
-  if (y_moments) cpu::channel_moments(y, *y_moments);
 }
 
 }  // namespace tf::cpu

@@ -1,6 +1,5 @@
 #include "backend/norm/group_norm.h"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -47,11 +46,20 @@ TF_VECTOR_CLONES void affine_f64(const float* in, float* out, int64_t n, double 
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((static_cast<double>(in[i]) - mean) * scale + shift);
 }
 
-// Statistics: one group (consecutive channels, contiguous in memory) per task, split in fixed
-// per-channel pieces so the sum order does not depend on the thread count; the variance of x - mean.
-void stats_two_pass(const float* xp, int groups, int64_t cpg, int64_t per_channel, float eps, std::vector<double>& mean,
-                    std::vector<double>& rstd) {
-  const int64_t c = groups * cpg, group_size = cpg * per_channel;
+}  // namespace
+
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y) {
+  const int64_t c = x.dim(0), per_channel = x.numel() / std::max<int64_t>(c, 1);
+  const int64_t cpg = c / groups, group_size = cpg * per_channel;
+  const float* xp = x.ptr<const float>();
+  float* yp = y.ptr<float>();
+  const uint16_t* gp = gamma.ptr<const uint16_t>();
+  const uint16_t* bp = beta.ptr<const uint16_t>();
+
+  // Statistics: one group (consecutive channels, contiguous in memory) per task, split in
+  // fixed per-channel pieces so the sum order does not depend on the thread count.
+  std::vector<double> mean(groups), rstd(groups);
   std::vector<double> part(c);
   parallel_for(c, [&](int64_t b, int64_t e) {
     for (int64_t ch = b; ch < e; ++ch) part[ch] = sum_f64(xp + ch * per_channel, per_channel);
@@ -70,37 +78,6 @@ void stats_two_pass(const float* xp, int groups, int64_t cpg, int64_t per_channe
     const double var = group_size > 0 ? s / static_cast<double>(group_size) : 0.0;
     rstd[g] = 1.0 / std::sqrt(var + static_cast<double>(eps));
   }
-}
-
-// Statistics from the channels' moments [C, 2], summed in channel order.
-void stats_from_moments(const double* m, int groups, int64_t cpg, int64_t group_size, float eps,
-                        std::vector<double>& mean, std::vector<double>& rstd) {
-  const double n = static_cast<double>(group_size);
-  for (int g = 0; g < groups; ++g) {
-    double s = 0, ss = 0;
-    for (int64_t ch = g * cpg; ch < (g + 1) * cpg; ++ch) s += m[2 * ch], ss += m[2 * ch + 1];
-    mean[g] = group_size > 0 ? s / n : 0.0;
-    const double var = group_size > 0 ? std::max(ss / n - mean[g] * mean[g], 0.0) : 0.0;
-    rstd[g] = 1.0 / std::sqrt(var + static_cast<double>(eps));
-  }
-}
-
-}  // namespace
-
-void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments) {
-  const int64_t c = x.dim(0), per_channel = x.numel() / std::max<int64_t>(c, 1);
-  const int64_t cpg = c / groups, group_size = cpg * per_channel;
-  const float* xp = x.ptr<const float>();
-  float* yp = y.ptr<float>();
-  const uint16_t* gp = gamma.ptr<const uint16_t>();
-  const uint16_t* bp = beta.ptr<const uint16_t>();
-
-  std::vector<double> mean(groups), rstd(groups);
-  if (x_moments)
-    stats_from_moments(x_moments->ptr<const double>(), groups, cpg, group_size, eps, mean, rstd);
-  else
-    stats_two_pass(xp, groups, cpg, per_channel, eps, mean, rstd);
 
   parallel_for(c, [&](int64_t b, int64_t e) {
     for (int64_t ch = b; ch < e; ++ch) {

@@ -1,12 +1,11 @@
 #include "backend/norm/group_norm.h"
 
 #include "backend/device/dispatch.h"
-#include "backend/norm/channel_moments.h"
 
 namespace tf {
 
 void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps,
-                      const Tensor& y, const Tensor* x_moments) {
+                      const Tensor& y) {
   expect_dtype(op, "x", x, DType::F32);
   expect_dtypes(op, DType::BF16, {{"gamma", gamma}, {"beta", beta}});
   expect_dtype(op, "y", y, DType::F32);
@@ -17,16 +16,14 @@ void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, cons
   require(eps >= 0.0f, std::string(op) + ": eps must be >= 0");
   expect_shapes(op, {c}, {{"gamma", gamma}, {"beta", beta}});
   expect_shape(op, "y", y, x.shape);
-  if (x_moments) check_channel_moments(op, "x_moments", *x_moments, c);
 }
 
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments) {
+                Tensor& y) {
   const char* op = "group_norm";
-  check_group_norm(op, x, gamma, beta, groups, eps, y, x_moments);
+  check_group_norm(op, x, gamma, beta, groups, eps, y);
   const Device d = common_device(op, {&x, &gamma, &beta, &y});
-  if (x_moments) common_device(op, {&x, x_moments});
-  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y, x_moments);
+  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y);
 }
 
 }  // namespace tf

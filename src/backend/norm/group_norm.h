@@ -4,30 +4,27 @@
 // Groups are `groups` runs of C/groups consecutive channels; statistics over (C/groups)*H*W values,
 // biased variance. Numerics (CPU): mean and variance are two passes in fp64 (the variance of
 // x - mean); the affine map is evaluated in fp64 and rounded once to fp32; SiLU is then
-// y / (1 + exp(-y)) in fp32. With x_moments (x's per-channel moments, channel_moments.h) the statistics
-// come from them on every backend: per group the channels' sums in order, mean = sum / L and
-// var = max(sum of squares / L - mean^2, 0) in fp64; the map as above.
+// y / (1 + exp(-y)) in fp32.
 #include "core/tensor.h"
 
 namespace tf {
 
-// x: F32 [C, H, W] (or [C, N]); gamma, beta: BF16 [C]; y: F32 like x (may alias x); x_moments
-// (optional): F64 [C, 2].
+// x: F32 [C, H, W] (or [C, N]); gamma, beta: BF16 [C]; y: F32 like x (may alias x).
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments = nullptr);
+                Tensor& y);
 // The dispatcher's checks of group_norm's arguments (y: the normalised picture's shape and dtype);
 // throws naming op.
 void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps,
-                      const Tensor& y, const Tensor* x_moments = nullptr);
+                      const Tensor& y);
 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments);
+                Tensor& y);
 }  // namespace cpu
 namespace cuda {
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments);
+                Tensor& y);
 }  // namespace cuda
 
 }  // namespace tf

@@ -1,7 +1,5 @@
 #include "families/flux2_vae/stages.h"
 
-#include <memory>
-
 #include "core/error.h"
 #include "families/flux2_vae/blocks.h"
 
@@ -13,23 +11,17 @@ std::vector<Step> encoder_stages(const Weights& w, const Config& c) {
   const int g = static_cast<int>(c.norm_num_groups);
   const float eps = c.norm_eps;
   std::vector<Step> s;
-  auto carry = std::make_shared<MomentsCarry>();
-  s.push_back({"enc.conv_in", [&e, carry](const Tensor& x) {
-                 carry->take(x);
-                 return carry->put(conv3x3(e.conv_in, x));
-               }});
+  s.push_back({"enc.conv_in", [&e](const Tensor& x) { return conv3x3(e.conv_in, x); }});
   for (size_t i = 0; i < e.down.size(); ++i)
-    s.push_back({"enc.down." + std::to_string(i), [&e, i, g, eps, carry](const Tensor& x) {
+    s.push_back({"enc.down." + std::to_string(i), [&e, i, g, eps](const Tensor& x) {
                    const DownStage& d = e.down[i];
-                   Picture h = carry->take(x);
+                   Tensor h = x;
                    for (const Resnet& r : d.resnets) h = resnet(r, h, g, eps);
-                   return carry->put(d.has_downsample ? downsample(d.downsample, h.x) : h);
+                   return d.has_downsample ? downsample(d.downsample, h) : h;
                  }});
-  s.push_back({"enc.mid", [&e, g, eps, carry](const Tensor& x) {
-                 return carry->put(mid_block(e.mid, carry->take(x), g, eps));
-               }});
-  s.push_back({"enc.moments", [&e, g, eps, carry](const Tensor& x) {
-                 Tensor m = norm_conv3x3(e.norm_out, e.conv_out, carry->take(x), g, eps, nullptr, false).x;
+  s.push_back({"enc.mid", [&e, g, eps](const Tensor& x) { return mid_block(e.mid, x, g, eps); }});
+  s.push_back({"enc.moments", [&e, g, eps](const Tensor& x) {
+                 Tensor m = norm_conv3x3(e.norm_out, e.conv_out, x, g, eps);
                  return e.has_quant_conv ? conv1x1(e.quant_conv, m) : m;
                }});
   return s;
@@ -41,24 +33,19 @@ std::vector<Step> decoder_stages(const Weights& w, const Config& c) {
   const int g = static_cast<int>(c.norm_num_groups);
   const float eps = c.norm_eps;
   std::vector<Step> s;
-  auto carry = std::make_shared<MomentsCarry>();
-  s.push_back({"dec.conv_in", [&d, carry](const Tensor& z) {
-                 carry->take(z);
-                 return carry->put(conv3x3(d.conv_in, d.has_post_quant_conv ? conv1x1(d.post_quant_conv, z) : z));
+  s.push_back({"dec.conv_in", [&d](const Tensor& z) {
+                 if (!d.has_post_quant_conv) return conv3x3(d.conv_in, z);
+                 return conv3x3(d.conv_in, conv1x1(d.post_quant_conv, z));
                }});
-  s.push_back({"dec.mid", [&d, g, eps, carry](const Tensor& x) {
-                 return carry->put(mid_block(d.mid, carry->take(x), g, eps));
-               }});
+  s.push_back({"dec.mid", [&d, g, eps](const Tensor& x) { return mid_block(d.mid, x, g, eps); }});
   for (size_t i = 0; i < d.up.size(); ++i)
-    s.push_back({"dec.up." + std::to_string(i), [&d, i, g, eps, carry](const Tensor& x) {
+    s.push_back({"dec.up." + std::to_string(i), [&d, i, g, eps](const Tensor& x) {
                    const UpStage& u = d.up[i];
-                   Picture h = carry->take(x);
+                   Tensor h = x;
                    for (const Resnet& r : u.resnets) h = resnet(r, h, g, eps);
-                   return carry->put(u.has_upsample ? upsample(u.upsample, h.x) : h);
+                   return u.has_upsample ? upsample(u.upsample, h) : h;
                  }});
-  s.push_back({"dec.out", [&d, g, eps, carry](const Tensor& x) {
-                 return norm_conv3x3(d.norm_out, d.conv_out, carry->take(x), g, eps, nullptr, false).x;
-               }});
+  s.push_back({"dec.out", [&d, g, eps](const Tensor& x) { return norm_conv3x3(d.norm_out, d.conv_out, x, g, eps); }});
   return s;
 }
 

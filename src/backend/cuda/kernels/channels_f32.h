@@ -25,23 +25,12 @@ void conv_output_size(ConvShape& s);
 // The row width whose register-resident softmax kernel rows of N take now, or 0 (the strided kernel).
 int softmax_rows_resident_width(int N);
 // Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA
-// kernel, the input split into channels-last bf16 hi and lo; with moments, the tiles' partial sums).
-size_t conv_workspace_bytes(const ConvShape& s, bool moments = false);
+// kernel, the input split into channels-last bf16 hi and lo; 0 if unused).
+size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
 // Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
-// moments (optional, [Co]): y's per-channel (sum, sum of squares) in double, summed by the TMA kernels' store
-// warps as they store each tile, else (and with TF_GROUP_NORM_STATS=moments_pass) by launch_channel_moments after it.
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream, double2* moments = nullptr);
-
-// moments[c] = (sum, sum of squares) of x[c, :] in double: per thread in index order, a fixed tree per
-// slice of the channel, then the slices in a fixed tree (their partial sums in the workspace).
-size_t channel_moments_workspace_bytes(int C, int64_t HW);
-void launch_channel_moments(const float* x, int C, int64_t HW, double2* moments, void* workspace,
-                            cudaStream_t stream);
-// moments[m] = partials[m, 0 .. slots) (a kernel's per-tile (x0, sum of x - x0, sum of (x - x0)^2, count),
-// Epilogue.moments) unshifted and summed in double in a fixed tree.
-void launch_moment_slots_sum(const float4* partials, int M, int slots, double2* moments, cudaStream_t stream);
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream);
 
 // A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map
 // is left to the pass that reads x next.
@@ -62,15 +51,6 @@ size_t group_norm_workspace_bytes(int C, int64_t HW, int groups);
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
                        int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream);
 
-// The statistics from x's per-channel moments ([C], launch_channel_moments' or a convolution's): per group
-// the channels' sums in order, mean = sum / L, var = max(sum of squares / L - mean^2, 0) in double.
-GroupNormApply launch_group_norm_moments(const double2* moments, const __nv_bfloat16* gamma, const __nv_bfloat16* beta,
-                                         int C, int64_t HW, int groups, float eps, bool silu, void* workspace,
-                                         cudaStream_t stream);
-// y = GroupNorm(x) with the statistics from x's moments (launch_group_norm_moments); x may equal y.
-void launch_group_norm_apply(const float* x, const GroupNormApply& norm, int C, int64_t HW, float* y,
-                             cudaStream_t stream);
-
 // group_norm's first two launches: the statistics, for a later pass to apply.
 GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C,
                                        int64_t HW, int groups, float eps, bool silu, void* workspace,
@@ -79,7 +59,7 @@ GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamm
 // conv_folds_group_norm(s). The bytes of launch_group_norm followed by launch_conv2d.
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, double2* moments = nullptr);
+                              void* workspace, cudaStream_t stream);
 
 // y[C, 2H, 2W] = x[C, H, W] repeated 2 x 2.
 void launch_upsample_nearest2x(const float* x, int C, int H, int W, float* y, cudaStream_t stream);

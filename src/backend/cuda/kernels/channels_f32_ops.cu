@@ -6,7 +6,6 @@
 #include "backend/conv/upsample_nearest2x.h"
 #include "backend/conv/upsample_nearest2x_conv2d.h"
 #include "backend/elementwise/add.h"
-#include "backend/norm/channel_moments.h"
 #include "backend/norm/group_norm.h"
 
 #include <cuda_bf16.h>
@@ -14,7 +13,6 @@
 #include <string>
 
 #include "backend/cuda/runtime/check.h"
-#include "backend/cuda/runtime/launch_check.h"
 #include "backend/cuda/kernels/channels_f32.h"
 #include "core/error.h"
 
@@ -38,80 +36,57 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2dGeometry& g, 
   return s;
 }
 
-double2* moments_ptr(Tensor* m) { return m ? static_cast<double2*>(m->data) : nullptr; }
-
 void run_conv(const char* op, bool upsample, const Tensor& x, const Tensor& w, const Tensor& bias,
-              const Conv2dGeometry& g, Tensor& y, const Tensor* residual, Tensor* y_moments) {
+              const Conv2dGeometry& g, Tensor& y, const Tensor* residual) {
   const ConvShape s = conv_shape(x, w, g, upsample);
   if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail(std::string(op) + " (cuda): output size mismatch " + y.describe());
-  if (y.numel() == 0) {
-    if (y_moments) check_cuda(cudaMemsetAsync(y_moments->data, 0, y_moments->nbytes(), stream()), op);
-    return;
-  }
-  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s, y_moments != nullptr))}, Device::CUDA);
+  if (y.numel() == 0) return;
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
   launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
-                ws.data, stream(), moments_ptr(y_moments));
+                ws.data, stream());
 }
 
 }  // namespace
 
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments) {
-  run_conv("conv2d", false, x, w, bias, g, y, residual, y_moments);
+            const Tensor* residual) {
+  run_conv("conv2d", false, x, w, bias, g, y, residual);
 }
-
-void channel_moments(const Tensor& x, Tensor& m) {
-  const int C = int(x.dim(0));
-  if (x.numel() == 0) return check_cuda(cudaMemsetAsync(m.data, 0, m.nbytes(), stream()), "channel_moments");
-  const int64_t HW = x.numel() / C;
-  Tensor ws = empty(DType::U8, {int64_t(channel_moments_workspace_bytes(C, HW))}, Device::CUDA);
-  launch_channel_moments(x.ptr<float>(), C, HW, moments_ptr(&m), ws.data, stream());
-}
-
-namespace {
-// GroupNorm's statistics of x into a fresh workspace: from x_moments where given, else a pass over x.
-GroupNormApply group_stats(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                           const Tensor* x_moments, Tensor& ws) {
-  const int C = int(x.dim(0));
-  const int64_t HW = x.numel() / C;
-  ws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
-  if (x_moments)
-    return launch_group_norm_moments(static_cast<const double2*>(x_moments->data), bf(gamma), bf(beta), C, HW, groups,
-                                     eps, silu, ws.data, stream());
-  return launch_group_norm_stats(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, ws.data, stream());
-}
-}  // namespace
 
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments) {
+                Tensor& y) {
   if (x.numel() == 0) return;
   require_aligned("group_norm", "x", x);
   require_aligned("group_norm", "y", y);
-  Tensor ws;
-  const GroupNormApply n = group_stats(x, gamma, beta, groups, eps, silu, x_moments, ws);
-  launch_group_norm_apply(x.ptr<float>(), n, int(x.dim(0)), x.numel() / x.dim(0), y.ptr<float>(), stream());
+  const int C = int(x.dim(0));
+  const int64_t HW = x.numel() / C;
+  Tensor ws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
+  launch_group_norm(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, y.ptr<float>(), ws.data, stream());
 }
 
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Tensor* x_moments, Tensor* y_moments) {
+                       const Tensor* residual) {
   const ConvShape s = conv_shape(x, w, g, false);
   if (x.numel() == 0 || y.numel() == 0 || !conv_folds_group_norm(s)) {
     Tensor t = empty(DType::F32, x.shape, Device::CUDA);
-    cuda::group_norm(x, gamma, beta, groups, eps, silu, t, x_moments);
-    return cuda::conv2d(t, w, bias, g, y, residual, y_moments);
+    cuda::group_norm(x, gamma, beta, groups, eps, silu, t);
+    return cuda::conv2d(t, w, bias, g, y, residual);
   }
   require_aligned("group_norm_conv2d", "x", x);
-  Tensor gws;
-  const GroupNormApply n = group_stats(x, gamma, beta, groups, eps, silu, x_moments, gws);
-  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s, y_moments != nullptr))}, Device::CUDA);
+  const int C = int(x.dim(0));
+  const int64_t HW = x.numel() / C;
+  Tensor gws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
+  const GroupNormApply n =
+      launch_group_norm_stats(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, gws.data, stream());
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
   launch_group_norm_conv2d(x.ptr<float>(), n, bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr,
-                           y.ptr<float>(), s, ws.data, stream(), moments_ptr(y_moments));
+                           y.ptr<float>(), s, ws.data, stream());
 }
 
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                               Tensor& y, const Tensor* residual, Tensor* y_moments) {
-  run_conv("upsample_nearest2x_conv2d", true, x, w, bias, g, y, residual, y_moments);
+                               Tensor& y, const Tensor* residual) {
+  run_conv("upsample_nearest2x_conv2d", true, x, w, bias, g, y, residual);
 }
 
 void upsample_nearest2x(const Tensor& x, Tensor& y) {

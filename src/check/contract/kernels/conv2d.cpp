@@ -4,14 +4,6 @@
 // "bias last, residual after" and "accumulator started from the bias" alike).
 // CUDA (declared in backend/conv/conv2d.h): each input enters as its bf16 split, so each product is the
 // two exact terms w * hi + w * lo of a sum of 2n + 2 terms.
-// conv2d_moments: the same with y_moments (channel_moments.h), its allowance the outputs' own plus the store
-// warps' fp32 sums of deviations from a tile row's first value: 40 eps of the sum of |y - x0| (of their
-// squares), |y - x0| at most |y - mean| + max |y - mean| (+ twice the outputs' largest allowance). The
-// outputs' allowance dominates the moments' (an fp32 sum unshifted is caught by channel_moments' contract and
-// CudaMoments' tests on the stored bytes); the controls: a value left out, the moments taken before the residual.
-#include <algorithm>
-#include <cmath>
-
 #include "backend/conv/conv2d.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
@@ -113,56 +105,6 @@ void run_conv2d(const std::vector<Tensor>& in, std::vector<Tensor>& out, const P
   conv2d(in[0], in[1], in[2], geometry(p), out[0], p[5] != 0 ? &in[3] : nullptr);
 }
 
-// A conv2d case with the moments output F64 [co, 2]; `offset` moves the residual's mean (a channel mean far
-// above its spread: the sums of squares GroupNorm's variance cancels).
-Case moments_case(Rng& rng, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k, Params p, double offset = 0,
-                  double residual_sigma = 1) {
-  Case c = make_case(rng, ci, co, h, w, k, std::move(p));
-  if (c.params[5] != 0) map_values(c.inputs[3], [&](double r) { return offset + residual_sigma * r; });
-  if (offset != 0) c.label += " residual mean " + std::to_string(static_cast<int64_t>(offset));
-  c.outputs.push_back(host_empty(DType::F64, {co, 2}));
-  return c;
-}
-
-Reference conv2d_moments_reference(const Case& c, bool split_inputs) {
-  Reference r = conv2d_reference(c, split_inputs);
-  const std::vector<Tracked>& y = r[0];
-  const int64_t co = c.outputs[0].dim(0), n = c.outputs[0].numel() / std::max<int64_t>(co, 1);
-  const double eps40 = 40 * 0x1p-24, dbl = static_cast<double>(n) * kU64;
-  std::vector<Tracked> m(static_cast<size_t>(2 * co));
-  for (int64_t o = 0; o < co; ++o) {
-    const Tracked* yc = y.data() + o * n;
-    double mean = 0, maxdev = 0, emax = 0;
-    for (int64_t i = 0; i < n; ++i) mean += yc[i].v / static_cast<double>(n);
-    for (int64_t i = 0; i < n; ++i) maxdev = std::max(maxdev, std::fabs(yc[i].v - mean)), emax = std::max(emax, yc[i].e);
-    Tracked s, ss;
-    double dev = 0, dev2 = 0, a = 0;
-    for (int64_t i = 0; i < n; ++i) {
-      const double v = yc[i].v, e = yc[i].e, d = std::fabs(v - mean) + maxdev + 2 * emax;
-      s.v += v, s.e += e, ss.v += v * v, ss.e += 2 * std::fabs(v) * e + e * e;
-      dev += d, dev2 += d * d, a += std::fabs(v) + e;
-    }
-    s.e += eps40 * dev + dbl * a;
-    ss.e += eps40 * dev2 + dbl * (ss.v + ss.e);
-    m[2 * o] = s, m[2 * o + 1] = ss;
-  }
-  r.push_back(m);
-  return r;
-}
-
-void run_conv2d_moments(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-  conv2d(in[0], in[1], in[2], geometry(p), out[0], p[5] != 0 ? &in[3] : nullptr, &out[1]);
-}
-
-// A faulty moments kernel: y from the CPU's convolution, its moments as `sums` makes them from y [co, n].
-HostKernel moments_fault(std::function<void(const float* y, int64_t n, double* m)> sums) {
-  return [sums](const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-    conv2d(in[0], in[1], in[2], geometry(p), out[0], p[5] != 0 ? &in[3] : nullptr);
-    const int64_t co = out[0].dim(0), n = out[0].numel() / std::max<int64_t>(co, 1);
-    for (int64_t o = 0; o < co; ++o) sums(out[0].ptr<float>() + o * n, n, out[1].ptr<double>() + 2 * o);
-  };
-}
-
 }  // namespace
 
 void register_conv2d(bool cuda) {
@@ -229,44 +171,6 @@ void register_conv2d(bool cuda) {
       cs.push_back(c);
     }
     return cs;
-  };
-  add_kernel(std::move(k));
-}
-
-void register_conv2d_moments(bool cuda) {
-  KernelContract k;
-  k.name = "conv2d_moments";
-  k.families = {"flux2_vae"};
-  k.backends = backends(cuda);
-  k.random_cases = [](Rng& rng) {
-    return std::vector<Case>{
-        moments_case(rng, 128, 256, 6, 20, 3, {1, 1, 1, 1, 1, 1}),  // CUDA's row tiles, two channel tiles
-        moments_case(rng, 128, 64, 9, 7, 1, {1, 0, 0, 0, 0, 1}),    // row tiles, 1x1, a partial channel tile
-        moments_case(rng, 256, 128, 9, 11, 3, {2, 0, 0, 1, 1, 0}),  // row tiles, stride 2
-        moments_case(rng, 96, 96, 2, 256, 3, {1, 1, 1, 1, 1, 1}),   // 96 outputs as halo tiles (rows of 128)
-        moments_case(rng, 192, 96, 7, 9, 3, {1, 1, 1, 1, 1, 1}),    // 96-output column tiles, partial tiles
-        moments_case(rng, 64, 192, 5, 6, 3, {1, 1, 1, 1, 1, 1}),    // 192 outputs: a pass after the product
-        moments_case(rng, 96, 3, 9, 11, 3, {1, 1, 1, 1, 1, 1}),     // few outputs: a pass
-        moments_case(rng, 32, 64, 6, 7, 3, {1, 1, 1, 1, 1, 1}),     // the gathering kernel: a pass
-    };
-  };
-  k.adversarial_cases = [](Rng& rng) {
-    return std::vector<Case>{moments_case(rng, 96, 96, 2, 256, 3, {1, 1, 1, 1, 1, 1}, 3000, 0.01),
-                             moments_case(rng, 128, 128, 6, 20, 3, {1, 1, 1, 1, 1, 1}, -500, 0.1)};
-  };
-  k.reference = [](const Case& c) { return conv2d_moments_reference(c, false); };
-  k.cuda_reference = [](const Case& c) { return conv2d_moments_reference(c, true); };
-  k.run = run_conv2d_moments;
-  k.controls = {
-      reimplemented("one-value-left-out", moments_fault([](const float* y, int64_t n, double* m) {
-                      m[0] = m[1] = 0;
-                      for (int64_t i = 0; i + 1 < n; ++i) m[0] += y[i], m[1] += double(y[i]) * y[i];
-                    })),
-      reimplemented("moments-before-the-residual", [](const std::vector<Tensor>& in, std::vector<Tensor>& out,
-                                                      const Params& p) {
-        conv2d(in[0], in[1], in[2], geometry(p), out[0], nullptr, &out[1]);
-        if (p[5] != 0) conv2d(in[0], in[1], in[2], geometry(p), out[0], &in[3]);
-      }),
   };
   add_kernel(std::move(k));
 }

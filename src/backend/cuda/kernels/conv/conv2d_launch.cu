@@ -1,6 +1,5 @@
 // Convolution as an implicit GEMM: M = Co, N = Ho*Wo, K = Ci*kh*kw; the channel-major output
 // [Co, Ho*Wo] is the GEMM's C exactly, and the im2col matrix is gathered tile by tile, never stored.
-#include <algorithm>
 #include <string>
 
 #include "backend/cuda/runtime/launch_check.h"
@@ -42,25 +41,9 @@ bool subpixel_applies(const ConvShape& s, bool norm) {
 }
 
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
+}  // namespace
 
-// The tiles' moment slots a row takes where the TMA kernel's store warps sum y's moments, or 0 where a pass
-// over y does (TF_GROUP_NORM_STATS=moments_pass, the kernels without store warps).
-int epilogue_moment_slots(const ConvShape& s) {
-  if (!tma_applies(s) || variant_is<Variant::group_norm_stats>("moments_pass") ||
-      conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride))
-    return 0;
-  if (subpixel_applies(s, false)) return split_tma_moment_slots(s.Co, {3, 1, 1, 1, s.H, s.W, true});
-  return split_tma_moment_slots(s.Co, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo});
-}
-
-// Where the TMA kernel writes its tiles' moments: the workspace's partial sums, slots per output channel.
-struct MomentSlots {
-  float4* partials = nullptr;  // the tiles' (slots > 0); launch_channel_moments' double2 sums otherwise
-  int slots = 0;
-};
-
-// The convolution's own workspace: tap-major weights and the split picture (or the sub-pixel classes').
-size_t conv_workspace_bytes_base(const ConvShape& s) {
+size_t conv_workspace_bytes(const ConvShape& s) {
   const int taps = s.kh * s.kw;
   if (!tma_applies(s)) return s.kh == 3 && s.Ci % 32 == 0 ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
   if (conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride)) return 0;  // reads the picture itself
@@ -74,22 +57,12 @@ size_t conv_workspace_bytes_base(const ConvShape& s) {
   return aligned(weights) + 2 * aligned(picture);  // tap-major weights, x hi, x lo (channels last)
 }
 
-// The TMA kernels' epilogue for y, with the tiles' moments where the kernel sums them.
-gemm::Epilogue conv_epilogue(float* y, const __nv_bfloat16* bias, const float* residual, const ConvShape& s,
-                             const MomentSlots& ms) {
-  return {y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo, ms.slots > 0 ? ms.partials : nullptr,
-          ms.slots};
-}
-}  // namespace
-
-size_t conv_workspace_bytes(const ConvShape& s, bool moments) {
-  const size_t partials = moments ? std::max(size_t(s.Co) * epilogue_moment_slots(s) * sizeof(float4),
-                                             channel_moments_workspace_bytes(s.Co, int64_t(s.Ho) * s.Wo))
-                                  : 0;
-  return conv_workspace_bytes_base(s) + aligned(partials);
-}
-
 namespace {
+
+// The TMA kernels' (and the few-outputs kernel's) epilogue for y.
+gemm::Epilogue conv_epilogue(float* y, const __nv_bfloat16* bias, const float* residual, const ConvShape& s) {
+  return {y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
+}
 
 // wp[co, tap * Cp + ci] = w[co, ci, tap] for ci < Ci, 0 for Ci <= ci < Cp (the K tiles' padding).
 __global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int Cp, int taps,
@@ -179,7 +152,7 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 
 // The sub-pixel classes: the picture split at its own size, each class's weights summed, one launch.
 void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-                  const ConvShape& s, void* workspace, const MomentSlots& ms, cudaStream_t stream) {
+                  const ConvShape& s, void* workspace, cudaStream_t stream) {
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
   auto* wk = reinterpret_cast<__nv_bfloat16*>(ws);
@@ -188,27 +161,26 @@ void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, false, nullptr, hi, lo, stream);
-  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s, ms);
+  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, s.H, s.W}, {3, 1, 1, 1, s.H, s.W, true}, e, stream);
 }
 
 void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
-             const float* residual, float* y, const ConvShape& s, void* workspace, const MomentSlots& ms,
-             cudaStream_t stream) {
-  if (subpixel_applies(s, norm != nullptr)) return run_subpixel(x, w, bias, residual, y, s, workspace, ms, stream);
+             const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  if (subpixel_applies(s, norm != nullptr)) return run_subpixel(x, w, bias, residual, y, s, workspace, stream);
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
   if (conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride)) {
     launch_conv_few_outputs(x, s.Ci, s.H, s.W, s.upsample_input, norm, w, s.Co, s.pad_top, s.pad_left, s.Ho, s.Wo,
-                            conv_epilogue(y, bias, residual, s, ms), stream);
+                            conv_epilogue(y, bias, residual, s), stream);
     return check_launch("conv2d (conv_few_outputs_kernel)");
   }
   const __nv_bfloat16* wk = s.kh == 3 || Cp != s.Ci ? tap_major_weights(w, s, Cp, workspace, &ws, stream) : w;
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
-  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s, ms);
+  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
                    stream);
 }
@@ -221,6 +193,10 @@ void run(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, cons
   run_gemm(w, b, bias, residual, y, s.Co, stream);
 }
 
+}  // namespace
+
+namespace {
+
 // The geometry every CUDA convolution kernel here supports; op names the caller in the error.
 void check_conv_shape(const char* op, const ConvShape& s) {
   const std::string name = std::string(op) + " (cuda): ";
@@ -231,25 +207,13 @@ void check_conv_shape(const char* op, const ConvShape& s) {
     fail(name + "problem too large for 32-bit tile indices");
 }
 
-// The moments' partial sums, past the convolution's own workspace: the TMA kernel's tiles' (slots > 0) or
-// launch_channel_moments'.
-MomentSlots moment_slots(const ConvShape& s, void* workspace, const double2* moments) {
-  if (!moments) return {};
-  return {reinterpret_cast<float4*>(static_cast<unsigned char*>(workspace) + conv_workspace_bytes_base(s)),
-          epilogue_moment_slots(s)};
-}
+}  // namespace
 
-// y's moments from the tiles' partial sums, or a pass over y where the kernel wrote none.
-void finish_moments(const float* y, const ConvShape& s, const MomentSlots& ms, double2* moments, cudaStream_t stream) {
-  if (!moments) return;
-  if (ms.slots > 0) return launch_moment_slots_sum(ms.partials, s.Co, ms.slots, moments, stream);
-  launch_channel_moments(y, s.Co, int64_t(s.Ho) * s.Wo, moments, reinterpret_cast<double2*>(ms.partials), stream);
-}
-
-void conv_any(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-              const ConvShape& s, void* workspace, const MomentSlots& ms, cudaStream_t stream) {
+void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  check_conv_shape("conv2d", s);
   const bool up = s.upsample_input;
-  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, ms, stream);
+  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream);
   if (conv_workspace_bytes(s) > 0) {
     if (s.stride == 1 && !up) return run_tap_major<1, false>(x, w, bias, residual, y, s, workspace, stream);
     if (s.stride == 1 && up) return run_tap_major<1, true>(x, w, bias, residual, y, s, workspace, stream);
@@ -267,27 +231,15 @@ void conv_any(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias,
   fail("conv2d (cuda): this kernel/stride/upsample combination is not built");
 }
 
-}  // namespace
-
-void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream, double2* moments) {
-  check_conv_shape("conv2d", s);
-  const MomentSlots ms = moment_slots(s, workspace, moments);
-  conv_any(x, w, bias, residual, y, s, workspace, ms, stream);
-  finish_moments(y, s, ms, moments, stream);
-}
-
 bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
 
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, double2* moments) {
+                              void* workspace, cudaStream_t stream) {
   check_conv_shape("group_norm_conv2d", s);
   if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off, or "
                             "channels below 64 or not a multiple of 32)");
-  const MomentSlots ms = moment_slots(s, workspace, moments);
-  run_tma(x, &norm, w, bias, residual, y, s, workspace, ms, stream);
-  finish_moments(y, s, ms, moments, stream);
+  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);
 }
 
 }  // namespace tf::cuda

@@ -1,6 +1,6 @@
 // GroupNorm in two launches: one pass over x for each group's statistics (per-block sums of the
-// values shifted by the group's first value, in double, combined in a fixed order), or the statistics
-// from x's per-channel moments without a pass; then one pass that normalises, applies the affine and SiLU.
+// values shifted by the group's first value, in double, combined in a fixed order), then one
+// pass that normalises, applies the affine and SiLU.
 #include <algorithm>
 
 #include "backend/cuda/kernels/norm/group_norm_affine.cuh"
@@ -82,20 +82,6 @@ __global__ void group_finalize_kernel(double2* partials, int P, int64_t L, float
   }
 }
 
-// Thread g: group g's statistics from its Cg channels' moments, summed in channel order, in the layout of
-// group_finalize_kernel's output with no partial sums (P = 0: the shift 0, then (mean, rstd)).
-__global__ void group_moments_finalize_kernel(const double2* __restrict__ moments, int groups, int Cg, int64_t L,
-                                              float eps, double2* __restrict__ part) {
-  const int g = blockIdx.x * blockDim.x + threadIdx.x;
-  if (g >= groups) return;
-  double s = 0.0, ss = 0.0;
-  for (int j = 0; j < Cg; ++j) s += moments[int64_t(g) * Cg + j].x, ss += moments[int64_t(g) * Cg + j].y;
-  const double mean = s / double(L);
-  const double var = fmax(ss / double(L) - mean * mean, 0.0);  // rounding may leave a constant group below 0
-  part[2 * g] = make_double2(0.0, 0.0);
-  part[2 * g + 1] = make_double2(mean, 1.0 / sqrt(var + double(eps)));
-}
-
 // grid (Q, C): block q normalises its slice of channel c (group c / Cg).
 __global__ void group_apply_kernel(const float* __restrict__ x, GroupNormApply n, int64_t HW, float* y) {
   const int c = blockIdx.y;
@@ -138,26 +124,9 @@ GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamm
   return {partials, P, gamma, beta, Cg, silu};
 }
 
-GroupNormApply launch_group_norm_moments(const double2* moments, const __nv_bfloat16* gamma, const __nv_bfloat16* beta,
-                                         int C, int64_t HW, int groups, float eps, bool silu, void* workspace,
-                                         cudaStream_t stream) {
-  if (groups <= 0 || C % groups != 0) fail("group_norm (cuda): channels not divisible by groups");
-  const int Cg = C / groups;
-  auto* part = static_cast<double2*>(workspace);
-  group_moments_finalize_kernel<<<unsigned((groups + 127) / 128), 128, 0, stream>>>(moments, groups, Cg,
-                                                                                    int64_t(Cg) * HW, eps, part);
-  check_launch("group_norm (group_moments_finalize_kernel)");
-  return {part, 0, gamma, beta, Cg, silu};
-}
-
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
                        int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream) {
-  launch_group_norm_apply(x, launch_group_norm_stats(x, gamma, beta, C, HW, groups, eps, silu, workspace, stream), C,
-                          HW, y, stream);
-}
-
-void launch_group_norm_apply(const float* x, const GroupNormApply& n, int C, int64_t HW, float* y,
-                             cudaStream_t stream) {
+  const GroupNormApply n = launch_group_norm_stats(x, gamma, beta, C, HW, groups, eps, silu, workspace, stream);
   const int Q = int(std::clamp<int64_t>((HW + kThreads * 16 - 1) / (kThreads * 16), 1, 1024));
   group_apply_kernel<<<dim3(Q, C), kThreads, 0, stream>>>(x, n, HW, y);
   check_launch("group_norm (group_apply_kernel)");

@@ -22,11 +22,6 @@ struct ConvTiles {
   int classes, KT1, class_k;
 };
 
-// A tile's slot among the output tiles of one row block (its position tile and class), for Epilogue.moments.
-__device__ __forceinline__ int moment_slot(const ConvTiles& s, int tile) {
-  return (tile / s.classes / s.m_tiles) * s.classes + tile % s.classes;
-}
-
 // The output positions of one tile's class: position (oy, ox) of the class's grid at base + oy row + ox col.
 struct OutMap {
   int64_t base, row;

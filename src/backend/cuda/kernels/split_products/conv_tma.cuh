@@ -277,7 +277,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int cls = tile % s.classes, mt = tile / s.classes, pt = mt / s.m_tiles;
         mbarrier_wait_idle(out_full, n & 1);
         store_staged<BM, 0, true>(e, s, (mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                                  out_map(s, cls), staged, threadIdx.x / 32 - 1, threadIdx.x % 32, moment_slot(s, tile));
+                            out_map(s, cls), staged, threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
       }
       return;

@@ -179,8 +179,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int pt = tile / s.classes;
         mbarrier_wait_idle(out_full, n & 1);
         store_staged<kStagedCo, 1>(e, s, 0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                                   out_map(s, tile % s.classes), staged, threadIdx.x / 32 - 1, threadIdx.x % 32,
-                                   moment_slot(s, tile));
+                                   out_map(s, tile % s.classes), staged, threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
       }
       return;

@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(THREADS, 1)
       for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
         mbarrier_wait_idle(out_full, n & 1);
         store_staged<kStagedCo, 1>(e, s, 0, tile / s.tiles_x, (tile % s.tiles_x) * 128, out_map(s, 0), staged,
-                                   threadIdx.x / 32 - 1, threadIdx.x % 32, moment_slot(s, tile));
+                                   threadIdx.x / 32 - 1, threadIdx.x % 32);
         mbarrier_arrive(out_empty);
       }
       return;

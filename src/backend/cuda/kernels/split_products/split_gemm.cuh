@@ -225,11 +225,6 @@ struct Epilogue {
   const __nv_bfloat16* bias;    // [M] or null
   const float* residual;        // same layout as c, or null
   int M, N;
-  // Kernels with store warps (staged_store.cuh): each tile's per-row moments of the values stored, (x0, sum of
-  // x - x0, sum of (x - x0)^2, count) in fp32 with x0 the row's first value, at moments[m * moment_slots + the
-  // tile's slot]; null: none.
-  float4* moments = nullptr;
-  int moment_slots = 0;
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

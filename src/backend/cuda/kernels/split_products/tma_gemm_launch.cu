@@ -84,35 +84,7 @@ void launch_cols_any(int M, const conv_tma::ConvTiles& t, const A&... args) {
   }
 }
 
-// 96 or 192 output channels: one tile of all of them as the wgmma's N.
-bool column_tiles(int M, bool a_split) {
-  return !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
-}
-
-// The output tiles of M rows over w's positions (the channel tiles left to the caller).
-conv_tma::ConvTiles output_tiles(int M, const ConvWindow& w, bool cols) {
-  using conv_tma::BM;
-  conv_tma::ConvTiles t{};
-  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
-  t.pad_left = w.pad_left;
-  choose_tile(t);
-  t.classes = w.subpixel ? 4 : 1;
-  t.m_tiles = cols ? 1 : (M + BM - 1) / BM;
-  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
-  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
-  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
-  t.tiles = int(tiles);
-  return t;
-}
-
 }  // namespace
-
-int split_tma_moment_slots(int M, const ConvWindow& w) {
-  const bool cols = column_tiles(M, false);
-  if (cols && M != conv_tma::kStagedCo) return 0;
-  const conv_tma::ConvTiles t = output_tiles(M, w, cols);
-  return t.tiles / t.m_tiles;
-}
 
 bool split_tma_supports(int C, int ks, int stride, bool a_split) {
   return C % 8 == 0 && (!a_split || ks == 1) && (ks == 1 || ks == 3) && (stride == 1 || stride == 2);
@@ -131,10 +103,18 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
                      !subpixel_supported(b.C, M)))
     fail("split product (TMA): sub-pixel classes need a 3x3 stride-1 window padded by 1, channels a multiple of 64 "
          "and outputs other than 96");
-  const bool cols = column_tiles(M, a_split);
-  ConvTiles t = output_tiles(M, w, cols);
-  if (e.moments && (a_split || (cols && M != kStagedCo) || e.moment_slots != t.tiles / t.m_tiles))
-    fail("split product (TMA): moments asked of a kernel that writes none, or for other slots than its tiles'");
+  ConvTiles t{};
+  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
+  t.pad_left = w.pad_left;
+  choose_tile(t);
+  // 96 or 192 output channels: one tile of all of them as the wgmma's N
+  const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
+  t.classes = w.subpixel ? 4 : 1;
+  t.m_tiles = cols ? 1 : (M + BM - 1) / BM;
+  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
+  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
+  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
+  t.tiles = int(tiles);
   t.c_tiles = (b.C + BK - 1) / BK;
   t.KT = t.ks * t.ks * t.c_tiles;
   t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
