@@ -34,6 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
+  conv_residual_prefetch,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -147,6 +148,10 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
+    {Variant::conv_residual_prefetch, "TF_CONV_RESIDUAL_PREFETCH", {"none", "l2"},
+     "the TMA-fed convolutions' store warps (the epilogue that adds bias and residual): `l2` asks each tile's "
+     "residual into L2 a tile ahead of its store, `none` loads it from where it is when the tile is stored",
+     true},
 }};
 
 namespace variants {

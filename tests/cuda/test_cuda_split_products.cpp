@@ -57,7 +57,7 @@ BytesDiff bytes_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
 // TF_CONV_OUTPUTS says.
 std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto",
-                              const char* upsample = "upsampled") {
+                              const char* upsample = "upsampled", const char* prefetch = "none") {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -77,6 +77,7 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
   variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
   variants::Override tiles(Variant::conv_outputs, outputs);
   variants::Override up(Variant::conv_upsample, upsample);
+  variants::Override pre(Variant::conv_residual_prefetch, prefetch);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -239,6 +240,29 @@ TEST(CudaConv, OutputChannelsAsNGiveTheRowTilesBytes) {
                             << c.ks << " s" << c.stride << (c.up ? " up" : "");
       EXPECT_EQ(nan, 0u) << outputs << ": outputs left unwritten";
     }
+    ++seed;
+  }
+#endif
+}
+
+// The store warps' residual asked into L2 a tile ahead changes no byte: the row tiles (two channel tiles,
+// partial position tiles, 1x1, stride 2, the sub-pixel classes), the 96-output column and halo tiles.
+TEST(CudaConv, ResidualPrefetchGivesTheSameBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  const Shape2d shapes[] = {
+      {128, 256, 24, 40, 3, 1, false, true}, {128, 64, 23, 19, 1, 1, false, true}, {256, 128, 33, 45, 3, 2, false, true},
+      {64, 256, 12, 16, 3, 1, true, true},   {96, 96, 40, 36, 3, 1, false, true},  {192, 96, 33, 45, 3, 1, false, true},
+      {96, 96, 6, 256, 3, 1, false, true},   {96, 96, 5, 250, 3, 1, false, true},
+  };
+  uint32_t seed = 41;
+  for (const Shape2d& c : shapes) {
+    const std::vector<float> plain = conv_bytes(c, true, seed, "auto", "subpixel", "none");
+    const std::vector<float> pre = conv_bytes(c, true, seed, "auto", "subpixel", "l2");
+    const auto [differ, nan] = bytes_diff(pre, plain);
+    EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
+                          << c.stride << (c.up ? " up" : "");
+    EXPECT_EQ(nan, 0u) << "outputs left unwritten";
     ++seed;
   }
 #endif

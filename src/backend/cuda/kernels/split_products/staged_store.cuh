@@ -25,6 +25,23 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
+// With e.prefetch_residual, a tile's residual asked into L2 a tile ahead of its store (the store warps' loads
+// wait on memory while the consumers wait on them): lane l of store warp w its rows w + 3 l (+ 96), a
+// prefetch a 128-byte line.
+template <int ROWS>
+__device__ __forceinline__ void prefetch_residual(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
+                                                  int ox0, const OutMap& map, int w, int lane) {
+  if (!e.prefetch_residual || !e.residual || map.col != 1) return;
+  const int rows = min(s.BH, s.Ho - oy0), cols = min(s.BW, s.Wo - ox0);
+#pragma unroll 1
+  for (int r = w + kStoreWarps * lane; r < ROWS && m0 + r < e.M; r += kStoreWarps * 32)
+    for (int y = 0; y < rows; ++y) {
+      const float* p = e.residual + int64_t(m0 + r) * e.ldc + map.base + int64_t(oy0 + y) * map.row + ox0;
+      for (int c = 0; c < cols; c += 32) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + c));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(p + cols - 1));  // a row not aligned to lines
+    }
+}
+
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
 // w + 3, ..., so a warp's store covers 32 consecutive positions of one row (8 sectors, half of each).
 template <int ROWS, int SHIFT>
