@@ -272,23 +272,11 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<A_SPLIT ? 40 : 80>();
     if (!A_SPLIT && threadIdx.x >= 32) {  // the store warps
-      int n = 0;
-      const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
-      auto prefetch = [&](int t) {
+      run_store_warps<BM, 0, true>(e, s, staged, out_full, out_empty, [&](int t) {
         const int mt = t / s.classes, pt = mt / s.m_tiles;
-        if (t < s.tiles)
-          prefetch_residual<BM>(e, s, (mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                                out_map(s, t % s.classes), w, lane);
-      };
-      prefetch(blockIdx.x);
-      for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-        const int cls = tile % s.classes, mt = tile / s.classes, pt = mt / s.m_tiles;
-        prefetch(tile + gridDim.x);
-        mbarrier_wait_idle(out_full, n & 1);
-        store_staged<BM, 0, true>(e, s, (mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                            out_map(s, cls), staged, w, lane);
-        mbarrier_arrive(out_empty);
-      }
+        return TileOrigin{(mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
+                          out_map(s, t % s.classes)};
+      });
       return;
     }
     if (threadIdx.x != 0) return;

@@ -174,23 +174,10 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
-      int n = 0;
-      const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
-      auto prefetch = [&](int t) {
+      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, [&](int t) {
         const int pt = t / s.classes;
-        if (t < s.tiles)
-          prefetch_residual<kStagedCo>(e, s, 0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                                       out_map(s, t % s.classes), w, lane);
-      };
-      prefetch(blockIdx.x);
-      for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-        const int pt = tile / s.classes;
-        prefetch(tile + gridDim.x);
-        mbarrier_wait_idle(out_full, n & 1);
-        store_staged<kStagedCo, 1>(e, s, 0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                                   out_map(s, tile % s.classes), staged, w, lane);
-        mbarrier_arrive(out_empty);
-      }
+        return TileOrigin{0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, t % s.classes)};
+      });
       return;
     }
     if (threadIdx.x != 0) return;

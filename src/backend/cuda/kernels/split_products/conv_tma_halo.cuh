@@ -71,18 +71,9 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (threadIdx.x >= 32) {  // the store warps
-      int n = 0;
-      const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
-      auto prefetch = [&](int t) {
-        if (t < s.tiles) prefetch_residual<kStagedCo>(e, s, 0, t / s.tiles_x, (t % s.tiles_x) * 128, out_map(s, 0), w, lane);
-      };
-      prefetch(blockIdx.x);
-      for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-        prefetch(tile + gridDim.x);
-        mbarrier_wait_idle(out_full, n & 1);
-        store_staged<kStagedCo, 1>(e, s, 0, tile / s.tiles_x, (tile % s.tiles_x) * 128, out_map(s, 0), staged, w, lane);
-        mbarrier_arrive(out_empty);
-      }
+      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, [&](int t) {
+        return TileOrigin{0, t / s.tiles_x, (t % s.tiles_x) * 128, out_map(s, 0)};
+      });
       return;
     }
     if (threadIdx.x != 0) return;

@@ -9,6 +9,7 @@
 
 #include "backend/cuda/kernels/split_products/conv_tiles.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/primitives/tma.cuh"
 
 namespace tf::cuda::conv_tma {
 
@@ -25,13 +26,12 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
-// With e.prefetch_residual, a tile's residual asked into L2 a tile ahead of its store (the store warps' loads
-// wait on memory while the consumers wait on them): lane l of store warp w its rows w + 3 l (+ 96), a
-// prefetch a 128-byte line.
+// A tile's residual asked into L2 a tile ahead of its store (the store warps' loads wait on memory while the
+// consumers wait on them): lane l of store warp w its rows w + 3 l (+ 96), a prefetch a 128-byte line.
 template <int ROWS>
 __device__ __forceinline__ void prefetch_residual(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
                                                   int ox0, const OutMap& map, int w, int lane) {
-  if (!e.prefetch_residual || !e.residual || map.col != 1) return;
+  if (map.col != 1) return;
   const int rows = min(s.BH, s.Ho - oy0), cols = min(s.BW, s.Wo - ox0);
 #pragma unroll 1
   for (int r = w + kStoreWarps * lane; r < ROWS && m0 + r < e.M; r += kStoreWarps * 32)
@@ -119,6 +119,36 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
         if (ox + 3 < s.Wo) dst[3] = o.w;
       }
     }
+  }
+}
+
+// Where a tile's outputs go: its first output channel, its first position, its class's map.
+struct TileOrigin {
+  int m0, oy0, ox0;
+  OutMap map;
+};
+
+// The store warps' loop over the persistent block's tiles (origin(tile): the tile's TileOrigin): wait for the
+// consumers' staged tile, store it, free the staging; with e.prefetch_residual the next tile's residual is
+// asked into L2 first.
+template <int ROWS, int SHIFT, bool SUBPIXEL, class Origin>
+__device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const ConvTiles& s, float* staged,
+                                                uint64_t* out_full, uint64_t* out_empty, const Origin& origin) {
+  const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
+  const bool prefetch = e.prefetch_residual && e.residual;
+  auto ask = [&](int t) {
+    if (!prefetch || t >= s.tiles) return;
+    const TileOrigin o = origin(t);
+    prefetch_residual<ROWS>(e, s, o.m0, o.oy0, o.ox0, o.map, w, lane);
+  };
+  ask(blockIdx.x);
+  int n = 0;
+  for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
+    ask(tile + gridDim.x);
+    mbarrier_wait_idle(out_full, n & 1);
+    const TileOrigin o = origin(tile);
+    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
+    mbarrier_arrive(out_empty);
   }
 }
 
