@@ -149,8 +149,9 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
     {Variant::conv_residual_prefetch, "TF_CONV_RESIDUAL_PREFETCH", {"none", "l2"},
-     "the TMA-fed convolutions' store warps (the epilogue that adds bias and residual): `l2` asks each tile's "
-     "residual into L2 a tile ahead of its store, `none` loads it from where it is when the tile is stored",
+     "the TMA-fed convolutions' epilogue (bias and residual added as a tile is stored): `l2` asks each tile's "
+     "residual into L2 ahead of its store (the store warps a tile ahead; the 192-output tiles' consumers as the "
+     "tile starts), `none` loads it from where it is when the tile is stored",
      true},
 }};
 

@@ -253,7 +253,8 @@ TEST(CudaConv, ResidualPrefetchGivesTheSameBytes) {
   const Shape2d shapes[] = {
       {128, 256, 24, 40, 3, 1, false, true}, {128, 64, 23, 19, 1, 1, false, true}, {256, 128, 33, 45, 3, 2, false, true},
       {64, 256, 12, 16, 3, 1, true, true},   {96, 96, 40, 36, 3, 1, false, true},  {192, 96, 33, 45, 3, 1, false, true},
-      {96, 96, 6, 256, 3, 1, false, true},   {96, 96, 5, 250, 3, 1, false, true},
+      {96, 96, 6, 256, 3, 1, false, true},   {96, 96, 5, 250, 3, 1, false, true},  {192, 192, 20, 36, 3, 1, false, true},
+      {384, 192, 17, 130, 3, 1, false, true},
   };
   uint32_t seed = 41;
   for (const Shape2d& c : shapes) {

@@ -225,6 +225,10 @@ __global__ void __launch_bounds__(THREADS, 1)
   int n = 0;   // tiles staged for the store warps
   int it = 0;  // this tile's first K tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+    const int pt = tile / s.classes;
+    if (CO != kStagedCo && e.prefetch_residual && e.residual)  // this tile's residual, a tile's products ahead of its store
+      prefetch_residual<CO>(e, s, 0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, tile % s.classes),
+                            threadIdx.x - 128, 2 * 128);
     float acc[CO / 2];
 #pragma unroll
     for (int i = 0; i < CO / 2; ++i) acc[i] = 0.f;
@@ -252,7 +256,6 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
     it += s.KT + s.KT1;
-    const int pt = tile / s.classes;
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       stage_cols(staged, cw, t, acc);

@@ -225,7 +225,7 @@ struct Epilogue {
   const __nv_bfloat16* bias;    // [M] or null
   const float* residual;        // same layout as c, or null
   int M, N;
-  bool prefetch_residual = false;  // kernels with store warps: each tile's residual asked into L2 a tile ahead
+  bool prefetch_residual = false;  // the TMA convolutions: each tile's residual asked into L2 ahead of its store
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

@@ -26,15 +26,15 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
-// A tile's residual asked into L2 a tile ahead of its store (the store warps' loads wait on memory while the
-// consumers wait on them): lane l of store warp w its rows w + 3 l (+ 96), a prefetch a 128-byte line.
+// A tile's residual asked into L2 ahead of its store (the loads would wait on memory while the consumers
+// wait on them): rows first, first + step, ..., each row a prefetch a 128-byte line.
 template <int ROWS>
 __device__ __forceinline__ void prefetch_residual(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                  int ox0, const OutMap& map, int w, int lane) {
+                                                  int ox0, const OutMap& map, int first, int step) {
   if (map.col != 1) return;
   const int rows = min(s.BH, s.Ho - oy0), cols = min(s.BW, s.Wo - ox0);
 #pragma unroll 1
-  for (int r = w + kStoreWarps * lane; r < ROWS && m0 + r < e.M; r += kStoreWarps * 32)
+  for (int r = first; r < ROWS && m0 + r < e.M; r += step)
     for (int y = 0; y < rows; ++y) {
       const float* p = e.residual + int64_t(m0 + r) * e.ldc + map.base + int64_t(oy0 + y) * map.row + ox0;
       for (int c = 0; c < cols; c += 32) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + c));
@@ -139,7 +139,7 @@ __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const C
   auto ask = [&](int t) {
     if (!prefetch || t >= s.tiles) return;
     const TileOrigin o = origin(t);
-    prefetch_residual<ROWS>(e, s, o.m0, o.oy0, o.ox0, o.map, w, lane);
+    prefetch_residual<ROWS>(e, s, o.m0, o.oy0, o.ox0, o.map, w + kStoreWarps * lane, kStoreWarps * 32);
   };
   ask(blockIdx.x);
   int n = 0;
