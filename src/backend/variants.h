@@ -34,7 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
-  conv_residual_prefetch,
+  conv_residual,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -148,10 +148,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
-    {Variant::conv_residual_prefetch, "TF_CONV_RESIDUAL_PREFETCH", {"none", "l2"},
-     "the TMA-fed convolutions' epilogue (bias and residual added as a tile is stored): `l2` asks each tile's "
-     "residual into L2 ahead of its store (the store warps a tile ahead; the 192-output tiles' consumers as the "
-     "tile starts), `none` loads it from where it is when the tile is stored",
+    {Variant::conv_residual, "TF_CONV_RESIDUAL",
+     {"loaded", "staged"},
+     "the TMA-fed convolutions whose store warps store a tile, where it has a residual: `staged` has the store "
+     "warps copy the residual into the tile's staging (cp.async) while the consumers multiply, and the consumers "
+     "add their sums to it; `loaded` the store warps load it into registers as they store",
      true},
 }};
 

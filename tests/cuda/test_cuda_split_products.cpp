@@ -57,7 +57,7 @@ BytesDiff bytes_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
 // TF_CONV_OUTPUTS says.
 std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto",
-                              const char* upsample = "upsampled", const char* prefetch = "none") {
+                              const char* upsample = "upsampled", const char* residual = "loaded") {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -77,7 +77,7 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
   variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
   variants::Override tiles(Variant::conv_outputs, outputs);
   variants::Override up(Variant::conv_upsample, upsample);
-  variants::Override pre(Variant::conv_residual_prefetch, prefetch);
+  variants::Override res(Variant::conv_residual, residual);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -245,21 +245,22 @@ TEST(CudaConv, OutputChannelsAsNGiveTheRowTilesBytes) {
 #endif
 }
 
-// The store warps' residual asked into L2 a tile ahead changes no byte: the row tiles (two channel tiles,
-// partial position tiles, 1x1, stride 2, the sub-pixel classes), the 96-output column and halo tiles.
-TEST(CudaConv, ResidualPrefetchGivesTheSameBytes) {
+// The residual copied into the staging and added by the consumers changes no byte: the row tiles (two channel
+// tiles, outputs past Co, partial position tiles, 1x1, stride 2, the sub-pixel classes), the 96-output column and
+// halo tiles (rows not a multiple of 4 wide, partial tiles), the 192-output tiles (no store warps).
+TEST(CudaConv, StagedResidualGivesTheLoadedOnesBytes) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
   const Shape2d shapes[] = {
       {128, 256, 24, 40, 3, 1, false, true}, {128, 64, 23, 19, 1, 1, false, true}, {256, 128, 33, 45, 3, 2, false, true},
       {64, 256, 12, 16, 3, 1, true, true},   {96, 96, 40, 36, 3, 1, false, true},  {192, 96, 33, 45, 3, 1, false, true},
       {96, 96, 6, 256, 3, 1, false, true},   {96, 96, 5, 250, 3, 1, false, true},  {192, 192, 20, 36, 3, 1, false, true},
-      {384, 192, 17, 130, 3, 1, false, true},
+      {128, 200, 20, 36, 3, 1, false, true}, {384, 96, 18, 130, 3, 1, false, true}, {384, 384, 16, 16, 1, 1, false, true},
   };
   uint32_t seed = 41;
   for (const Shape2d& c : shapes) {
-    const std::vector<float> plain = conv_bytes(c, true, seed, "auto", "subpixel", "none");
-    const std::vector<float> pre = conv_bytes(c, true, seed, "auto", "subpixel", "l2");
+    const std::vector<float> plain = conv_bytes(c, true, seed, "auto", "subpixel", "loaded");
+    const std::vector<float> pre = conv_bytes(c, true, seed, "auto", "subpixel", "staged");
     const auto [differ, nan] = bytes_diff(pre, plain);
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.up ? " up" : "");

@@ -38,7 +38,7 @@ constexpr size_t kOutBytes = size_t(8) * kOutRowsPerWarp * BN * sizeof(float);  
 // the consumers store, through staging rows where there is a residual (the launch adds kOutBytes).
 template <bool A_SPLIT>
 constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes +
-                              (A_SPLIT ? 0 : kStagedBytes<BM>) + 1024 + (2 * kStages<A_SPLIT> + 2) * sizeof(uint64_t);
+                              (A_SPLIT ? 0 : kStagedBytes<BM>) + 1024 + (2 * kStages<A_SPLIT> + 4) * sizeof(uint64_t);
 static_assert(kSmemBytes<false> <= 227 * 1024 && kSmemBytes<true> + kOutBytes <= 227 * 1024);
 
 constexpr int kSplitPositions = 128;  // positions per block of the split pass, 32 at a time
@@ -259,11 +259,13 @@ __global__ void __launch_bounds__(THREADS, 1)
   uint64_t* empty = full + STAGES;                                        // both consumers are done with it
   uint64_t* out_full = empty + STAGES;                                    // the consumers have staged a tile
   uint64_t* out_empty = out_full + 1;                                     // the store warps have read it
-  auto* out_rows = reinterpret_cast<float*>(out_empty + 1);                // A_SPLIT: [8 consumer warps][8][BN]
+  uint64_t* res_full = out_empty + 1;                                     // residual_staged: its copy has landed
+  auto* out_rows = reinterpret_cast<float*>(out_empty + 3);  // A_SPLIT: [8 consumer warps][8][BN], 16-byte aligned
   if (threadIdx.x == 0) {
     mbarrier_init_stages(full, empty, STAGES, 2 * 128);
     mbarrier_init(out_full, 2 * 128);
     mbarrier_init(out_empty, kStoreWarps * 32);
+    mbarrier_init(res_full, kStoreWarps * 32);
     mbarrier_init_fence();
   }
   __syncthreads();
@@ -272,7 +274,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<A_SPLIT ? 40 : 80>();
     if (!A_SPLIT && threadIdx.x >= 32) {  // the store warps
-      run_store_warps<BM, 0, true>(e, s, staged, out_full, out_empty, [&](int t) {
+      run_store_warps<BM, 0, true>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
         const int mt = t / s.classes, pt = mt / s.m_tiles;
         return TileOrigin{(mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
                           out_map(s, t % s.classes)};
@@ -316,9 +318,12 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   registers_increase<A_SPLIT ? 232 : 208>();
   const int cw = wg - 1, t = threadIdx.x % 128;
+  const bool copied = !A_SPLIT && residual_staged(e, s);
   int n = 0;  // tiles staged for the store warps
   int it = 0;
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+    float bias[2];  // asked for before the products, used after them
+    if (copied) row_biases(e, ((tile / s.classes) % s.m_tiles) * BM, cw, t, bias);
     float acc[64], part[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = 0.f;
@@ -353,7 +358,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     const int m0 = (mt % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
     if constexpr (!A_SPLIT) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
-      stage_rows(staged, cw, t, acc);
+      if (copied) {
+        mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
+        stage_rows<true>(staged, cw, t, acc, e.alpha, bias);
+      } else {
+        stage_rows<false>(staged, cw, t, acc);
+      }
       mbarrier_arrive(out_full);
       ++n;
     } else if (e.residual) {  // whole rows pay where the residual's loads are; without one scattered stores are as fast

@@ -22,7 +22,7 @@ constexpr int kColsStages = (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStage
                                 : 6;
 template <int CO>  // the stages, the staged tile, the barriers (stages' and the staged tile's), the bias as floats
 constexpr size_t kColsSmemBytes = size_t(kColsStages<CO>) * kColsStageBytes<CO> + kColsOutBytes<CO> + 1024 +
-                                  (2 * kColsStages<CO> + 2) * sizeof(uint64_t) + CO * sizeof(float);
+                                  (2 * kColsStages<CO> + 3) * sizeof(uint64_t) + CO * sizeof(float);
 static_assert(kColsStages<96> == 4 && kColsStages<192> == 4 && kColsSmemBytes<192> <= size_t(kSmemOptIn) &&
               kColsSmemBytes<96> <= size_t(kSmemOptIn));
 // The producer warpgroup's and the consumers' registers: more for the store warps where they store.
@@ -160,11 +160,13 @@ __global__ void __launch_bounds__(THREADS, 1)
   uint64_t* empty = full + STAGES;                                        // both consumers are done with it
   uint64_t* out_full = empty + STAGES;                                    // the consumers have staged a tile
   uint64_t* out_empty = out_full + 1;                                     // the store warps have read it
-  auto* bias = reinterpret_cast<float*>(out_empty + 1);
+  uint64_t* res_full = out_empty + 1;                                     // residual_staged: its copy has landed
+  auto* bias = reinterpret_cast<float*>(res_full + 1);
   if (threadIdx.x == 0) {
     mbarrier_init_stages(full, empty, STAGES, 2 * 128);
     mbarrier_init(out_full, 2 * 128);
     mbarrier_init(out_empty, kStoreWarps * 32);
+    mbarrier_init(res_full, kStoreWarps * 32);
     mbarrier_init_fence();
   }
   for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
-      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, [&](int t) {
+      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
         const int pt = t / s.classes;
         return TileOrigin{0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, t % s.classes)};
       });
@@ -222,13 +224,10 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   registers_increase<kConsumerRegisters<CO>>();
   const int cw = wg - 1, t = threadIdx.x % 128;
+  const bool copied = CO == kStagedCo && residual_staged(e, s);
   int n = 0;   // tiles staged for the store warps
   int it = 0;  // this tile's first K tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-    const int pt = tile / s.classes;
-    if (CO != kStagedCo && e.prefetch_residual && e.residual)  // this tile's residual, a tile's products ahead of its store
-      prefetch_residual<CO>(e, s, 0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, tile % s.classes),
-                            threadIdx.x - 128, 2 * 128);
     float acc[CO / 2];
 #pragma unroll
     for (int i = 0; i < CO / 2; ++i) acc[i] = 0.f;
@@ -256,9 +255,15 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
     it += s.KT + s.KT1;
+    const int pt = tile / s.classes;
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
-      stage_cols(staged, cw, t, acc);
+      if (copied) {
+        mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
+        stage_cols<true>(staged, cw, t, acc, e.alpha, bias);
+      } else {
+        stage_cols<false>(staged, cw, t, acc);
+      }
       mbarrier_arrive(out_full);
       ++n;
     } else {

@@ -27,10 +27,10 @@ constexpr HaloRings halo_rings(int c_tiles) {
   const int weights = room / kHaloWeightBytes<CO> < 8 ? room / kHaloWeightBytes<CO> : 8;
   return weights >= 3 ? HaloRings{chunks, weights} : HaloRings{0, 0};
 }
-template <int CO>  // the rings, the staged tile, the alignment slack, the barriers
+template <int CO>  // the rings, the staged tile, the alignment slack, the barriers, the bias as floats
 constexpr size_t halo_smem_bytes(HaloRings r) {
   return size_t(r.chunks) * kHaloChunkBytes + size_t(r.weights) * kHaloWeightBytes<CO> + kColsOutBytes<CO> + 1024 +
-         (2 * (r.chunks + r.weights) + 2) * sizeof(uint64_t);
+         (2 * (r.chunks + r.weights) + 3) * sizeof(uint64_t) + CO * sizeof(float);
 }
 static_assert(halo_rings<96>(3).weights >= 3 && halo_rings<96>(6).chunks == 0);
 
@@ -58,20 +58,24 @@ __global__ void __launch_bounds__(THREADS, 1)
   uint64_t* w_empty = w_full + WS;
   uint64_t* out_full = w_empty + WS;  // the consumers have staged a tile
   uint64_t* out_empty = out_full + 1;  // the store warps have read it
+  uint64_t* res_full = out_empty + 1;  // residual_staged: its copy has landed
+  auto* bias = reinterpret_cast<float*>(res_full + 1);
   if (threadIdx.x == 0) {
     mbarrier_init_stages(halo_full, halo_empty, HS, 2 * 128);
     mbarrier_init_stages(w_full, w_empty, WS, 2 * 128);
     mbarrier_init(out_full, 2 * 128);
     mbarrier_init(out_empty, kStoreWarps * 32);
+    mbarrier_init(res_full, kStoreWarps * 32);
     mbarrier_init_fence();
   }
+  for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
   __syncthreads();
   const int wg = threadIdx.x / 128;
 
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (threadIdx.x >= 32) {  // the store warps
-      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, [&](int t) {
+      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
         return TileOrigin{0, t / s.tiles_x, (t % s.tiles_x) * 128, out_map(s, 0)};
       });
       return;
@@ -106,6 +110,7 @@ __global__ void __launch_bounds__(THREADS, 1)
 
   registers_increase<kConsumerRegisters<CO>>();
   const int cw = wg - 1, t = threadIdx.x % 128;
+  const bool copied = residual_staged(e, s);
   int n = 0;  // tiles staged for the store warps
   int hq = 0, wq = 0;  // this tile's first halo chunk and weight tile, counted across the block's tiles
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
@@ -131,7 +136,12 @@ __global__ void __launch_bounds__(THREADS, 1)
     hq += 3 * ct;
     wq += 9 * ct;
     if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
-    stage_cols(staged, cw, t, acc);
+    if (copied) {
+      mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
+      stage_cols<true>(staged, cw, t, acc, e.alpha, bias);
+    } else {
+      stage_cols<false>(staged, cw, t, acc);
+    }
     mbarrier_arrive(out_full);
     ++n;
   }

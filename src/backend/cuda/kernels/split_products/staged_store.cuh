@@ -9,6 +9,7 @@
 
 #include "backend/cuda/kernels/split_products/conv_tiles.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/primitives/tensor_core.cuh"
 #include "backend/cuda/primitives/tma.cuh"
 
 namespace tf::cuda::conv_tma {
@@ -26,20 +27,66 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
-// A tile's residual asked into L2 ahead of its store (the loads would wait on memory while the consumers
-// wait on them): rows first, first + step, ..., each row a prefetch a 128-byte line.
-template <int ROWS>
-__device__ __forceinline__ void prefetch_residual(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                  int ox0, const OutMap& map, int first, int step) {
-  if (map.col != 1) return;
-  const int rows = min(s.BH, s.Ho - oy0), cols = min(s.BW, s.Wo - ox0);
-#pragma unroll 1
-  for (int r = first; r < ROWS && m0 + r < e.M; r += step)
-    for (int y = 0; y < rows; ++y) {
-      const float* p = e.residual + int64_t(m0 + r) * e.ldc + map.base + int64_t(oy0 + y) * map.row + ox0;
-      for (int c = 0; c < cols; c += 32) asm volatile("prefetch.global.L2 [%0];" ::"l"(p + c));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(p + cols - 1));  // a row not aligned to lines
+// With a residual and one class (e.stage_residual) the store warps copy each tile's residual into its staging
+// (cp.async: none of it held in their registers, all its rows in flight at once) while the consumers multiply,
+// and the consumers stage alpha * acc + bias + residual, so the store warps' chain is stores only.
+__device__ __forceinline__ bool residual_staged(const gemm::Epilogue& e, const ConvTiles& s) {
+  return e.stage_residual && e.residual && s.classes == 1;
+}
+
+// The consumers' staged value where the residual is staged: as gemm::store_pair (alpha * acc + bias, then
+// + residual).
+__device__ __forceinline__ float staged_sum(float alpha, float acc, float bias, float residual) {
+  return __fadd_rn(__fadd_rn(__fmul_rn(alpha, acc), bias), residual);
+}
+
+// Store warp w, lane l: the residual of positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... into the
+// staging where store_final reads them, then waits for its copies.
+template <int ROWS, int SHIFT>
+__device__ __forceinline__ void copy_residual(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
+                                              const OutMap& map, float* staged, int w, int lane) {
+  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
+  if (oy < s.Ho && ox < s.Wo) {
+    const int64_t at = map.base + int64_t(oy) * map.row + ox;
+    const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0;
+#pragma unroll 4
+    for (int r = w; r < ROWS; r += kStoreWarps) {
+      if (m0 + r >= e.M) break;
+      const float* src = e.residual + int64_t(m0 + r) * e.ldc + at;
+      float* dst = staged + staged_at<SHIFT>(r, p);
+      if (vec4) {
+        cp_async_16(dst, src);
+      } else {
+        for (int i = 0; i < 4 && ox + i < s.Wo; ++i) cp_async_4(dst + i, src + i);
+      }
     }
+  }
+  cp_async_commit();
+  cp_async_wait<0>();
+}
+
+// The staged tile's final values (residual_staged) stored as they are: positions 4 l .. 4 l + 3 of rows w, w + 3, ...
+template <int ROWS, int SHIFT>
+__device__ __forceinline__ void store_final(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
+                                            const OutMap& map, const float* staged, int w, int lane) {
+  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
+  if (oy >= s.Ho || ox >= s.Wo) return;
+  const int64_t at = map.base + int64_t(oy) * map.row + ox;
+  const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0;
+#pragma unroll 4
+  for (int r = w; r < ROWS; r += kStoreWarps) {
+    if (m0 + r >= e.M) break;
+    const float4 v = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, p));
+    float* dst = e.c + int64_t(m0 + r) * e.ldc + at;
+    if (vec4) {
+      *reinterpret_cast<float4*>(dst) = v;
+    } else {
+      dst[0] = v.x;
+      if (ox + 1 < s.Wo) dst[1] = v.y;
+      if (ox + 2 < s.Wo) dst[2] = v.z;
+      if (ox + 3 < s.Wo) dst[3] = v.w;
+    }
+  }
 }
 
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
@@ -129,54 +176,87 @@ struct TileOrigin {
 };
 
 // The store warps' loop over the persistent block's tiles (origin(tile): the tile's TileOrigin): wait for the
-// consumers' staged tile, store it, free the staging; with e.prefetch_residual the next tile's residual is
-// asked into L2 first.
+// consumers' staged tile, store it, free the staging; where residual_staged, each tile's residual is copied
+// into the staging first (res_full: it has landed), the next one's as soon as this tile's rows are stored.
 template <int ROWS, int SHIFT, bool SUBPIXEL, class Origin>
 __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const ConvTiles& s, float* staged,
-                                                uint64_t* out_full, uint64_t* out_empty, const Origin& origin) {
+                                                uint64_t* out_full, uint64_t* out_empty, uint64_t* res_full,
+                                                const Origin& origin) {
   const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
-  const bool prefetch = e.prefetch_residual && e.residual;
-  auto ask = [&](int t) {
-    if (!prefetch || t >= s.tiles) return;
+  const bool copied = residual_staged(e, s);
+  auto copy = [&](int t) {
+    if (!copied || t >= s.tiles) return;
     const TileOrigin o = origin(t);
-    prefetch_residual<ROWS>(e, s, o.m0, o.oy0, o.ox0, o.map, w + kStoreWarps * lane, kStoreWarps * 32);
+    copy_residual<ROWS, SHIFT>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
+    mbarrier_arrive(res_full);
   };
-  ask(blockIdx.x);
+  copy(blockIdx.x);
   int n = 0;
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
-    ask(tile + gridDim.x);
     mbarrier_wait_idle(out_full, n & 1);
     const TileOrigin o = origin(tile);
-    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
+    if (copied)
+      store_final<ROWS, SHIFT>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
+    else
+      store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
     mbarrier_arrive(out_empty);
+    copy(tile + gridDim.x);  // rows this lane alone reads and writes: its stores above have their values
   }
 }
 
-// The column tiles' consumer thread t of warpgroup cw (96 output channels as N): acc[4 j + q] is
-// position 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), channel 8 j + 2 (t % 4) (+1 for odd q).
-__device__ __forceinline__ void stage_cols(float* staged, int cw, int t, const float (&acc)[48]) {
+// The column tiles' consumer thread t of warpgroup cw (96 output channels as N): acc[4 j + q] is position
+// 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), channel 8 j + 2 (t % 4) (+1 for odd q). FINAL: the
+// staging holds the residual (residual_staged) and gets staged_sum (bias: the channels' floats).
+template <bool FINAL>
+__device__ __forceinline__ void stage_cols(float* staged, int cw, int t, const float (&acc)[48], float alpha = 1.f,
+                                           const float* bias = nullptr) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int p = 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
 #pragma unroll
     for (int j = 0; j < 12; ++j) {
       const int c = 8 * j + 2 * (t % 4);
-      staged[staged_at<1>(c, p)] = acc[4 * j + 2 * h];
-      staged[staged_at<1>(c + 1, p)] = acc[4 * j + 2 * h + 1];
+      float* s0 = staged + staged_at<1>(c, p);
+      float* s1 = staged + staged_at<1>(c + 1, p);
+      if constexpr (FINAL) {
+        *s0 = staged_sum(alpha, acc[4 * j + 2 * h], bias[c], *s0);
+        *s1 = staged_sum(alpha, acc[4 * j + 2 * h + 1], bias[c + 1], *s1);
+      } else {
+        *s0 = acc[4 * j + 2 * h];
+        *s1 = acc[4 * j + 2 * h + 1];
+      }
     }
   }
 }
 
 // The row tiles' consumer thread t of warpgroup cw (128 output channels as M): acc[4 j + q] is row
-// 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1 for odd q).
-__device__ __forceinline__ void stage_rows(float* staged, int cw, int t, const float (&acc)[64]) {
+// 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1 for odd q). FINAL as
+// stage_cols's (bias: its two rows').
+template <bool FINAL>
+__device__ __forceinline__ void stage_rows(float* staged, int cw, int t, const float (&acc)[64], float alpha = 1.f,
+                                           const float (&bias)[2] = {0.f, 0.f}) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int r = 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
-      *reinterpret_cast<float2*>(staged + staged_at<0>(r, 8 * j + 2 * (t % 4))) =
-          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    for (int j = 0; j < 16; ++j) {
+      auto* d = reinterpret_cast<float2*>(staged + staged_at<0>(r, 8 * j + 2 * (t % 4)));
+      float2 v = make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+      if constexpr (FINAL) {
+        const float2 res = *d;
+        v = make_float2(staged_sum(alpha, v.x, bias[h], res.x), staged_sum(alpha, v.y, bias[h], res.y));
+      }
+      *d = v;
+    }
+  }
+}
+
+// A row tiles' consumer's two rows' biases (the rows of stage_rows), 0 past e.M or without one.
+__device__ __forceinline__ void row_biases(const gemm::Epilogue& e, int m0, int cw, int t, float (&bias)[2]) {
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+    bias[h] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
   }
 }
 
