@@ -18,7 +18,7 @@ for v in loaded staged; do
   TF_CONV_RESIDUAL=$v CUDA_INJECTION64_PATH=$B/libtf_kernel_timeline.so TF_TIMELINE_OUT=$OUT/vae-kernels.csv LD_LIBRARY_PATH=$CUPTI:$LD_LIBRARY_PATH \
     timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 1024 --reps 2 --what decode > /dev/null 2>&1
   python3 bench/cuda/kernel_gaps.py $OUT/vae-kernels.csv --eager --last 1 > $OUT/vae-kernels-$v.txt 2>&1; echo "-- $v"; sed -n 3,16p $OUT/vae-kernels-$v.txt
-  rm -f $OUT/vae-kernels.csv
+  mv $OUT/vae-kernels.csv $OUT/vae-kernels-$v.csv
 done
 echo "== contracts (staged)"; for o in conv2d flux2_vae; do TF_CONV_RESIDUAL=staged timeout 90 $B/tf-kernel-contract --only $o --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL|missed" | cut -c1-160 | head -4; done
 echo "== VAE gate 1024^2 (staged)"
