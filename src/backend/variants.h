@@ -34,6 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
+  conv_192,
   conv_residual,
   count
 };
@@ -148,6 +149,12 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
+    {Variant::conv_192, "TF_CONV_192",
+     {"columns", "halves"},
+     "CUDA's TMA-fed convolutions with 192 output channels and no sub-pixel classes: `columns` one tile of 128 "
+     "positions x all 192 (its consumers store it); `halves` two tiles of 96 a position tile, adjacent in the "
+     "schedule, on the 96-output kernels whose store warps store them",
+     true},
     {Variant::conv_residual, "TF_CONV_RESIDUAL",
      {"loaded", "staged"},
      "the TMA-fed convolutions whose store warps store a tile, where it has a residual: `staged` has the store "

@@ -57,7 +57,8 @@ BytesDiff bytes_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
 // TF_CONV_OUTPUTS says.
 std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto",
-                              const char* upsample = "upsampled", const char* residual = "loaded") {
+                              const char* upsample = "upsampled", const char* residual = "loaded",
+                              const char* c192 = "columns") {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -78,6 +79,7 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
   variants::Override tiles(Variant::conv_outputs, outputs);
   variants::Override up(Variant::conv_upsample, upsample);
   variants::Override res(Variant::conv_residual, residual);
+  variants::Override halves(Variant::conv_192, c192);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -267,6 +269,30 @@ TEST(CudaConv, StagedResidualGivesTheLoadedOnesBytes) {
     EXPECT_EQ(nan, 0u) << "outputs left unwritten";
     ++seed;
   }
+#endif
+}
+
+// 192 outputs as two 96-output tiles a position tile give the one 192-wide tile's bytes: the halo tiles (192
+// inputs, one picture row of 128, partial rows), the column tiles (384 and 96 inputs, 1x1, stride 2), with and
+// without a residual, either way of adding it.
+TEST(CudaConv, HalvesGiveTheColumnsBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  const Shape2d shapes[] = {
+      {192, 192, 6, 256, 3, 1, false, true}, {192, 192, 5, 250, 3, 1, false, false}, {384, 192, 9, 130, 3, 1, false, true},
+      {384, 192, 20, 36, 1, 1, false, true}, {96, 192, 24, 40, 3, 1, false, true},  {192, 192, 33, 45, 3, 2, false, false},
+  };
+  uint32_t seed = 71;
+  for (const Shape2d& c : shapes)
+    for (const char* residual : {"loaded", "staged"}) {
+      const std::vector<float> cols = conv_bytes(c, true, seed, "auto", "subpixel", residual, "columns");
+      const std::vector<float> halves = conv_bytes(c, true, seed, "auto", "subpixel", residual, "halves");
+      const auto [differ, nan] = bytes_diff(halves, cols);
+      EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
+                            << c.stride << " residual " << residual;
+      EXPECT_EQ(nan, 0u) << "outputs left unwritten";
+      ++seed;
+    }
 #endif
 }
 

@@ -8,7 +8,7 @@ constexpr int BM = 128, BN = 128, BK = 64, THREADS = 384;
 constexpr int kTileBytes = 128 * BK * 2;  // one operand tile: 128 rows of 128 bytes
 
 struct ConvTiles {
-  int m_tiles, tiles_x, tiles;  // tile i: class i % classes, then Co rows ((i / classes) % m_tiles) * 128, then
+  int m_tiles, tiles_x, tiles;  // tile i: class i % classes, then Co rows ((i / classes) % m_tiles) * 128 (96), then
                                 // positions tile i / classes / m_tiles (x fastest)
   int BW, BH;                   // output positions per tile: BH rows x BW columns, BW * BH == 128
   int ks, stride, pad_top, pad_left;

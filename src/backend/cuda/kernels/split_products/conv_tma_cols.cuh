@@ -20,9 +20,11 @@ template <int CO>  // as many stages as fit beside the staged tile, alignment sl
 constexpr int kColsStages = (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStageBytes<CO> < 6
                                 ? (kSmemOptIn - 2048 - kColsOutBytes<CO>) / kColsStageBytes<CO>
                                 : 6;
-template <int CO>  // the stages, the staged tile, the barriers (stages' and the staged tile's), the bias as floats
+template <int CO>  // the bias as floats: 96-output tiles may be halves of 192 outputs (ConvTiles::m_tiles 2)
+constexpr int kColsBias = CO == kStagedCo ? 2 * CO : CO;
+template <int CO>  // the stages, the staged tile, the barriers (stages' and the staged tile's), the bias
 constexpr size_t kColsSmemBytes = size_t(kColsStages<CO>) * kColsStageBytes<CO> + kColsOutBytes<CO> + 1024 +
-                                  (2 * kColsStages<CO> + 3) * sizeof(uint64_t) + CO * sizeof(float);
+                                  (2 * kColsStages<CO> + 3) * sizeof(uint64_t) + kColsBias<CO> * sizeof(float);
 static_assert(kColsStages<96> == 4 && kColsStages<192> == 4 && kColsSmemBytes<192> <= size_t(kSmemOptIn) &&
               kColsSmemBytes<96> <= size_t(kSmemOptIn));
 // The producer warpgroup's and the consumers' registers: more for the store warps where they store.
@@ -169,7 +171,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     mbarrier_init(res_full, kStoreWarps * 32);
     mbarrier_init_fence();
   }
-  for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
+  for (int m = threadIdx.x; m < kColsBias<CO>; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
   __syncthreads();
   const int wg = threadIdx.x / 128;
 
@@ -177,15 +179,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     registers_decrease<kProducerRegisters<CO>>();
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
       run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
-        const int pt = t / s.classes;
-        return TileOrigin{0, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, t % s.classes)};
+        const int mt = t / s.classes, pt = mt / s.m_tiles;
+        return TileOrigin{(mt % s.m_tiles) * CO, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, t % s.classes)};
       });
       return;
     }
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int cls = tile % s.classes, pt = tile / s.classes, k0 = cls * s.class_k;
+      const int cls = tile % s.classes, mt = tile / s.classes, pt = mt / s.m_tiles, k0 = cls * s.class_k;
+      const int m0 = (mt % s.m_tiles) * CO;  // the tile's output channels' weights
       const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - class_pad_left(s, cls);
       const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - class_pad_top(s, cls);
       int c = 0, tap = 0;
@@ -198,12 +201,12 @@ __global__ void __launch_bounds__(THREADS, 1)
           mbarrier_arrive_expect_tx(full + st, kHalfStageBytes);
           tma_load_3d(dst, &hi32_map, full + st, c * BK, ix0 + kx, iy0 + ky);
           tma_load_3d(dst + kTileBytes, &lo32_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-          tma_load_2d(dst + 2 * kTileBytes, &w32_map, full + st, k0 + kt * BK, 0);
+          tma_load_2d(dst + 2 * kTileBytes, &w32_map, full + st, k0 + kt * BK, m0);
         } else {
           mbarrier_arrive_expect_tx(full + st, kStageBytes);
           tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
           tma_load_3d(dst + kTileBytes, &lo_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-          tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, k0 + kt * BK, 0);
+          tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, k0 + kt * BK, m0);
         }
         if (++c == s.c_tiles) c = 0, ++tap;
       }
@@ -215,7 +218,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         const int q = lo_tap(cls, j / s.c_tiles), ky = q / s.ks, kx = q - ky * s.ks;
         mbarrier_arrive_expect_tx(full + st, kTileBytes + CO * BK * 2);
         tma_load_3d(dst, &hi_map, full + st, c * BK, ix0 + kx, iy0 + ky);
-        tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, k0 + kt * BK, 0);
+        tma_load_2d(dst + 2 * kTileBytes, &w_map, full + st, k0 + kt * BK, m0);
         if (++c == s.c_tiles) c = 0;
       }
     }
@@ -255,12 +258,12 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
     it += s.KT + s.KT1;
-    const int pt = tile / s.classes;
+    const int mt = tile / s.classes, pt = mt / s.m_tiles, m0 = (mt % s.m_tiles) * CO;
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       if (copied) {
         mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
-        stage_cols<true>(staged, cw, t, acc, e.alpha, bias);
+        stage_cols<true>(staged, cw, t, acc, e.alpha, bias + m0);
       } else {
         stage_cols<false>(staged, cw, t, acc);
       }

@@ -30,9 +30,12 @@ constexpr HaloRings halo_rings(int c_tiles) {
 template <int CO>  // the rings, the staged tile, the alignment slack, the barriers, the bias as floats
 constexpr size_t halo_smem_bytes(HaloRings r) {
   return size_t(r.chunks) * kHaloChunkBytes + size_t(r.weights) * kHaloWeightBytes<CO> + kColsOutBytes<CO> + 1024 +
-         (2 * (r.chunks + r.weights) + 3) * sizeof(uint64_t) + CO * sizeof(float);
+         (2 * (r.chunks + r.weights) + 3) * sizeof(uint64_t) + kColsBias<CO> * sizeof(float);
 }
-static_assert(halo_rings<96>(3).weights >= 3 && halo_rings<96>(6).chunks == 0);
+static_assert(halo_rings<96>(3).weights >= 3 && halo_rings<96>(6).chunks == 0 &&
+              halo_smem_bytes<96>(halo_rings<96>(1)) <= size_t(kSmemOptIn) &&
+              halo_smem_bytes<96>(halo_rings<96>(2)) <= size_t(kSmemOptIn) &&
+              halo_smem_bytes<96>(halo_rings<96>(3)) <= size_t(kSmemOptIn));
 
 // Launch: s.BW == 128, s.BH == 1, stride 1, ks 3; maps' boxes 130 positions (64 or 32 channels).
 // 96 outputs only (CO == kStagedCo): at 192 the halo ran 8% slower than the column tiles.
@@ -68,7 +71,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     mbarrier_init(res_full, kStoreWarps * 32);
     mbarrier_init_fence();
   }
-  for (int m = threadIdx.x; m < CO; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
+  for (int m = threadIdx.x; m < kColsBias<CO>; m += THREADS) bias[m] = e.bias && m < e.M ? __bfloat162float(e.bias[m]) : 0.f;
   __syncthreads();
   const int wg = threadIdx.x / 128;
 
@@ -76,14 +79,16 @@ __global__ void __launch_bounds__(THREADS, 1)
     registers_decrease<kProducerRegisters<CO>>();
     if (threadIdx.x >= 32) {  // the store warps
       run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
-        return TileOrigin{0, t / s.tiles_x, (t % s.tiles_x) * 128, out_map(s, 0)};
+        const int pt = t / s.m_tiles;
+        return TileOrigin{(t % s.m_tiles) * CO, pt / s.tiles_x, (pt % s.tiles_x) * 128, out_map(s, 0)};
       });
       return;
     }
     if (threadIdx.x != 0) return;
     int hq = 0, wq = 0;  // halo chunks and weight tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int ix0 = (tile % s.tiles_x) * 128 - s.pad_left, iy0 = tile / s.tiles_x - s.pad_top;
+      const int pt = tile / s.m_tiles, m0 = (tile % s.m_tiles) * CO;  // m0: the tile's output channels' weights
+      const int ix0 = (pt % s.tiles_x) * 128 - s.pad_left, iy0 = pt / s.tiles_x - s.pad_top;
       for (int tap = 0; tap < 9; ++tap) {
         const int ky = tap / 3, kx = tap - 3 * ky;
         for (int c = 0; c < ct; ++c) {
@@ -100,7 +105,7 @@ __global__ void __launch_bounds__(THREADS, 1)
           const int st = wq % WS;
           if (wq >= WS) mbarrier_wait(w_empty + st, ((wq / WS) - 1) & 1);
           mbarrier_arrive_expect_tx(w_full + st, half ? kWBytes / 2 : kWBytes);
-          tma_load_2d(wts + st * kWBytes, half ? &w32_map : &w_map, w_full + st, (tap * ct + c) * BK, 0);
+          tma_load_2d(wts + st * kWBytes, half ? &w32_map : &w_map, w_full + st, (tap * ct + c) * BK, m0);
           ++wq;
         }
       }
@@ -138,7 +143,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
     if (copied) {
       mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
-      stage_cols<true>(staged, cw, t, acc, e.alpha, bias);
+      stage_cols<true>(staged, cw, t, acc, e.alpha, bias + (tile % s.m_tiles) * CO);
     } else {
       stage_cols<false>(staged, cw, t, acc);
     }

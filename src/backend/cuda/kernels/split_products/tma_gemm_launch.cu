@@ -109,8 +109,11 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   choose_tile(t);
   // 96 or 192 output channels: one tile of all of them as the wgmma's N
   const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
+  // 192 outputs without sub-pixel classes as two 96-output tiles a position tile (the kernels with store warps)
+  const bool halves = cols && M == 192 && !w.subpixel && variant_is<Variant::conv_192>("halves");
+  const int MK = halves ? 96 : M;  // output channels a tile
   t.classes = w.subpixel ? 4 : 1;
-  t.m_tiles = cols ? 1 : (M + BM - 1) / BM;
+  t.m_tiles = cols ? M / MK : (M + BM - 1) / BM;
   t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
   const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
   if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
@@ -124,7 +127,7 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   // its columns past C read as zeros by TMA; sub-pixel: each class's 4 + 3 taps.
   const int64_t K = w.subpixel ? int64_t(t.classes) * t.class_k : int64_t(w.ks) * w.ks * (a_split ? b.C : t.c_tiles * BK);
   const uint64_t adims[2] = {uint64_t(K), uint64_t(M)}, astrides[1] = {uint64_t(K) * 2};
-  const uint32_t abox[2] = {64, uint32_t(cols ? M : 128)}, ones[3] = {1, 1, 1};
+  const uint32_t abox[2] = {64, uint32_t(cols ? MK : 128)}, ones[3] = {1, 1, 1};
   const CUtensorMap amap = bf16_tensor_map("split product: A", a_hi, 2, adims, astrides, abox, ones);
   const CUtensorMap alo = a_split ? bf16_tensor_map("split product: A lo", a_lo, 2, adims, astrides, abox, ones) : amap;
   const uint64_t bdims[3] = {uint64_t(b.C), uint64_t(b.W), uint64_t(b.H)};
@@ -139,7 +142,7 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
     // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo)
     // (192 outputs read their taps from the column tiles' stages: the halo ran 8% slower there)
     const conv_tma::HaloRings rings = halo_rings<96>(t.c_tiles);
-    const bool halo = M == 96 && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 && rings.chunks > 0 &&
+    const bool halo = MK == 96 && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 && rings.chunks > 0 &&
                       variant_is<Variant::conv_outputs>("auto");
     const uint32_t box_rows = halo ? conv_tma::kHaloRows : bbox[1];
     const uint32_t hbox[3] = {64, box_rows, bbox[2]};
@@ -147,13 +150,13 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
     const CUtensorMap lh = halo ? bf16_tensor_map("split product: B lo, halo", b.lo, 3, bdims, bstrides, hbox, bsteps) : lmap;
     CUtensorMap w32 = amap, h32 = hh, l32 = lh;
     if (t.half_last) {
-      const uint32_t abox32[2] = {32, uint32_t(M)}, bbox32[3] = {32, box_rows, bbox[2]};
+      const uint32_t abox32[2] = {32, uint32_t(MK)}, bbox32[3] = {32, box_rows, bbox[2]};
       w32 = bf16_tensor_map("split product: A, 32 deep", a_hi, 2, adims, astrides, abox32, ones, true);
       h32 = bf16_tensor_map("split product: B hi, 32 deep", b.hi, 3, bdims, bstrides, bbox32, bsteps, true);
       l32 = bf16_tensor_map("split product: B lo, 32 deep", b.lo, 3, bdims, bstrides, bbox32, bsteps, true);
     }
-    if (halo) launch_cols_any<true>(M, t, amap, hh, lh, w32, h32, l32, t, rings, e, stream);
-    else launch_cols_any<false>(M, t, amap, hmap, lmap, w32, h32, l32, t, e, stream);
+    if (halo) launch_cols_any<true>(MK, t, amap, hh, lh, w32, h32, l32, t, rings, e, stream);
+    else launch_cols_any<false>(MK, t, amap, hmap, lmap, w32, h32, l32, t, e, stream);
   } else if (a_split) launch<true>(amap, alo, hmap, lmap, t, e, stream);
   else launch<false>(amap, alo, hmap, lmap, t, e, stream);
 }
