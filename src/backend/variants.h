@@ -34,8 +34,6 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
-  conv_192,
-  conv_residual,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -140,27 +138,15 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      false},
     {Variant::conv_outputs, "TF_CONV_OUTPUTS", {"auto", "columns", "rows"},
      "the TMA-fed convolutions' tiles: `columns` takes 96 or 192 output channels as the wgmma's N (a tile is 128 "
-     "positions x all of them, so the small decoder's widths fill it); `auto` as `columns`, and where a 96-output tile is "
-     "one picture row of a 3x3 stride-1 convolution each tap row's inputs are read once for its three taps; `rows` tiles "
-     "every one in 128 output channels",
+     "positions x all of them, so the small decoder's widths fill it); `auto` as `columns`, and where a tile is one "
+     "picture row of a 3x3 stride-1 convolution each tap row's inputs are read once for its three taps (192 outputs as "
+     "two 96-output tiles); `rows` tiles every one in 128 output channels",
      true},
     {Variant::conv_upsample, "TF_CONV_UPSAMPLE", {"subpixel", "upsampled"},
      "CUDA's nearest 2x upsample + 3x3 convolution on the TMA kernels (channels a multiple of 64, outputs other than "
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
-    {Variant::conv_192, "TF_CONV_192",
-     {"columns", "halves"},
-     "CUDA's TMA-fed convolutions with 192 output channels and no sub-pixel classes: `columns` one tile of 128 "
-     "positions x all 192 (its consumers store it); `halves` two tiles of 96 a position tile, adjacent in the "
-     "schedule, on the 96-output kernels whose store warps store them",
-     true},
-    {Variant::conv_residual, "TF_CONV_RESIDUAL",
-     {"loaded", "staged"},
-     "the TMA-fed convolutions whose store warps store a tile, where it has a residual: `staged` has the store "
-     "warps copy the residual into the tile's staging (cp.async) while the consumers multiply, and the consumers "
-     "add their sums to it; `loaded` the store warps load it into registers as they store",
-     true},
 }};
 
 namespace variants {

@@ -61,8 +61,7 @@ namespace {
 
 // The TMA kernels' (and the few-outputs kernel's) epilogue for y.
 gemm::Epilogue conv_epilogue(float* y, const __nv_bfloat16* bias, const float* residual, const ConvShape& s) {
-  return {y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo,
-          variant_is<Variant::conv_residual>("staged")};
+  return {y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
 }
 
 // wp[co, tap * Cp + ci] = w[co, ci, tap] for ci < Ci, 0 for Ci <= ci < Cp (the K tiles' padding).

@@ -225,7 +225,6 @@ struct Epilogue {
   const __nv_bfloat16* bias;    // [M] or null
   const float* residual;        // same layout as c, or null
   int M, N;
-  bool stage_residual = false;  // the store-warp convolutions: a tile's residual copied into its staging
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

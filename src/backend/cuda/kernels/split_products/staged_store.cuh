@@ -27,11 +27,11 @@ __device__ __forceinline__ int staged_at(int r, int p) {
   return r * kStagedPositions + (p ^ (8 * ((r >> SHIFT) & 3)));
 }
 
-// With a residual and one class (e.stage_residual) the store warps copy each tile's residual into its staging
-// (cp.async: none of it held in their registers, all its rows in flight at once) while the consumers multiply,
-// and the consumers stage alpha * acc + bias + residual, so the store warps' chain is stores only.
+// With a residual and one class the store warps copy each tile's residual into its staging (cp.async: none of
+// it held in their registers, all its rows in flight at once) while the consumers multiply, and the consumers
+// stage alpha * acc + bias + residual, so the store warps' chain is stores only.
 __device__ __forceinline__ bool residual_staged(const gemm::Epilogue& e, const ConvTiles& s) {
-  return e.stage_residual && e.residual && s.classes == 1;
+  return e.residual && s.classes == 1;
 }
 
 // The consumers' staged value where the residual is staged: as gemm::store_pair (alpha * acc + bias, then

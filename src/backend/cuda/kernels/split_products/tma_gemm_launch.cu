@@ -109,16 +109,19 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   choose_tile(t);
   // 96 or 192 output channels: one tile of all of them as the wgmma's N
   const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
-  // 192 outputs without sub-pixel classes as two 96-output tiles a position tile (the kernels with store warps)
-  const bool halves = cols && M == 192 && !w.subpixel && variant_is<Variant::conv_192>("halves");
-  const int MK = halves ? 96 : M;  // output channels a tile
+  t.c_tiles = (b.C + BK - 1) / BK;
+  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
+  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
+  // them and stage their residual, where the column tiles' consumers stored their own)
+  const bool halo = cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
+                    halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
+  const int MK = halo ? 96 : M;  // output channels a tile
   t.classes = w.subpixel ? 4 : 1;
   t.m_tiles = cols ? M / MK : (M + BM - 1) / BM;
   t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
   const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
   if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
   t.tiles = int(tiles);
-  t.c_tiles = (b.C + BK - 1) / BK;
   t.KT = t.ks * t.ks * t.c_tiles;
   t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
   t.class_k = (t.KT + t.KT1) * BK;
@@ -139,11 +142,7 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   if (cols) {
     // 96 input channels: each tap's second K tile read 32 deep through 64-byte-swizzled maps
     t.half_last = b.C % BK == 32;
-    // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo)
-    // (192 outputs read their taps from the column tiles' stages: the halo ran 8% slower there)
     const conv_tma::HaloRings rings = halo_rings<96>(t.c_tiles);
-    const bool halo = MK == 96 && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 && rings.chunks > 0 &&
-                      variant_is<Variant::conv_outputs>("auto");
     const uint32_t box_rows = halo ? conv_tma::kHaloRows : bbox[1];
     const uint32_t hbox[3] = {64, box_rows, bbox[2]};
     const CUtensorMap hh = halo ? bf16_tensor_map("split product: B hi, halo", b.hi, 3, bdims, bstrides, hbox, bsteps) : hmap;
