@@ -1,8 +1,9 @@
 #pragma once
 // A persistent product's epilogue taken off the tensor cores' path: the consumers write a tile's sums
 // (ROWS output channels x 128 positions, fp32) into a staged tile in shared memory and go on to the
-// next tile's products, while three warps of the producer warpgroup add the bias and residual and store
-// it. Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
+// next tile's products, while three warps of the producer warpgroup store it (adding the bias, or, with a
+// residual, having copied it into the staging for the consumers to add their sums to). Arithmetic as
+// gemm::store_pair: alpha * acc + bias, then + residual.
 #include <cuda_bf16.h>
 
 #include <cstdint>
