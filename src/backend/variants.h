@@ -34,6 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
+  conv_subpixel_192,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -147,6 +148,12 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
+    {Variant::conv_subpixel_192, "TF_CONV_SUBPIXEL_192",
+     {"columns", "halves"},
+     "CUDA's sub-pixel upsample convolutions (TF_CONV_UPSAMPLE=subpixel) with 192 output channels: `columns` one "
+     "tile of 128 positions x all 192 (its consumers store it); `halves` two 96-output tiles a position tile, "
+     "adjacent in the schedule, whose store warps store every other column",
+     true},
 }};
 
 namespace variants {

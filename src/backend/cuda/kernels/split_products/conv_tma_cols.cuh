@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
-      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
+      run_store_warps<kStagedCo, 1, CT == 0>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
         const int mt = t / s.classes, pt = mt / s.m_tiles;
         return TileOrigin{(mt % s.m_tiles) * CO, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, t % s.classes)};
       });

@@ -71,7 +71,8 @@ void launch_halo(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap&
 // 96 outputs: a fixed tap pattern for 2 (the last 32 deep) or 3 channel tiles, else the general loop.
 template <bool HALO, class... A>
 void launch_cols_any(int M, const conv_tma::ConvTiles& t, const A&... args) {
-  const bool ct3 = t.c_tiles == 3 && !t.half_last, ct2h = t.c_tiles == 2 && t.half_last;
+  // (the sub-pixel classes' one-product K tiles only in the general loop)
+  const bool ct3 = t.c_tiles == 3 && !t.half_last && t.classes == 1, ct2h = t.c_tiles == 2 && t.half_last && t.classes == 1;
   if constexpr (HALO) {
     if (M == 96 && ct3) return launch_halo<96, 3, false>(args...);
     if (M == 96 && ct2h) return launch_halo<96, 2, true>(args...);
@@ -115,7 +116,9 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   // them and stage their residual, where the column tiles' consumers stored their own)
   const bool halo = cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
                     halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
-  const int MK = halo ? 96 : M;  // output channels a tile
+  // the sub-pixel classes' 192 outputs as two 96-output column tiles, their store warps storing every other column
+  const bool halves = halo || (cols && M == 192 && w.subpixel && variant_is<Variant::conv_subpixel_192>("halves"));
+  const int MK = halves ? 96 : M;  // output channels a tile
   t.classes = w.subpixel ? 4 : 1;
   t.m_tiles = cols ? M / MK : (M + BM - 1) / BM;
   t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
