@@ -22,6 +22,16 @@ struct ConvTiles {
   int classes, KT1, class_k;
 };
 
+// Tile i's place in ConvTiles' order: its class, its first output channel (`rows` channels a channel tile) and
+// its first output position (of its class's grid).
+struct TilePlace {
+  int cls, m0, oy0, ox0;
+};
+__device__ __forceinline__ TilePlace tile_place(const ConvTiles& s, int tile, int rows) {
+  const int mt = tile / s.classes, pt = mt / s.m_tiles;
+  return {tile % s.classes, (mt % s.m_tiles) * rows, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW};
+}
+
 // The output positions of one tile's class: position (oy, ox) of the class's grid at base + oy row + ox col.
 struct OutMap {
   int64_t base, row;

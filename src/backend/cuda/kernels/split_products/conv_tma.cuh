@@ -274,19 +274,15 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<A_SPLIT ? 40 : 80>();
     if (!A_SPLIT && threadIdx.x >= 32) {  // the store warps
-      run_store_warps<BM, 0, true>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
-        const int mt = t / s.classes, pt = mt / s.m_tiles;
-        return TileOrigin{(mt % s.m_tiles) * BM, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW,
-                          out_map(s, t % s.classes)};
-      });
+      run_store_warps<BM, 0, true>(e, s, staged, out_full, out_empty, res_full);
       return;
     }
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int cls = tile % s.classes, mt = tile / s.classes, m0 = (mt % s.m_tiles) * BM, pt = mt / s.m_tiles;
-      const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - class_pad_left(s, cls);
-      const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - class_pad_top(s, cls);
+      const TilePlace q = tile_place(s, tile, BM);
+      const int cls = q.cls, m0 = q.m0;
+      const int ix0 = q.ox0 * s.stride - class_pad_left(s, cls), iy0 = q.oy0 * s.stride - class_pad_top(s, cls);
       const int k0 = cls * s.class_k;  // the class's weights
       int c = 0, tap = 0;
       for (int kt = 0; kt < s.KT; ++kt, ++it) {
@@ -323,7 +319,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   int it = 0;
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
     float bias[2];  // asked for before the products, used after them
-    if (copied) row_biases(e, ((tile / s.classes) % s.m_tiles) * BM, cw, t, bias);
+    if (copied) row_biases(e, tile_place(s, tile, BM).m0, cw, t, bias);
     float acc[64], part[64];
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = 0.f;
@@ -354,8 +350,7 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
       }
     }
-    const int mt = tile / s.classes, pt = mt / s.m_tiles;
-    const int m0 = (mt % s.m_tiles) * BM, oy0 = (pt / s.tiles_x) * s.BH, ox0 = (pt % s.tiles_x) * s.BW;
+    const TilePlace q = tile_place(s, tile, BM);
     if constexpr (!A_SPLIT) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       if (copied) {
@@ -367,9 +362,9 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbarrier_arrive(out_full);
       ++n;
     } else if (e.residual) {  // whole rows pay where the residual's loads are; without one scattered stores are as fast
-      store_tile_rows(e, s, m0, oy0, ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
+      store_tile_rows(e, s, q.m0, q.oy0, q.ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
     } else {
-      store_tile_direct(e, s, m0, oy0, ox0, cw, t, acc);
+      store_tile_direct(e, s, q.m0, q.oy0, q.ox0, cw, t, acc);
     }
   }
 }

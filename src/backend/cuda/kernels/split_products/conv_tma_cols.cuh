@@ -178,19 +178,15 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
-      run_store_warps<kStagedCo, 1, CT == 0>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
-        const int mt = t / s.classes, pt = mt / s.m_tiles;
-        return TileOrigin{(mt % s.m_tiles) * CO, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, t % s.classes)};
-      });
+      run_store_warps<kStagedCo, 1, CT == 0>(e, s, staged, out_full, out_empty, res_full);
       return;
     }
     if (threadIdx.x != 0) return;
     int it = 0;  // K tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int cls = tile % s.classes, mt = tile / s.classes, pt = mt / s.m_tiles, k0 = cls * s.class_k;
-      const int m0 = (mt % s.m_tiles) * CO;  // the tile's output channels' weights
-      const int ix0 = (pt % s.tiles_x) * s.BW * s.stride - class_pad_left(s, cls);
-      const int iy0 = (pt / s.tiles_x) * s.BH * s.stride - class_pad_top(s, cls);
+      const TilePlace q = tile_place(s, tile, CO);
+      const int cls = q.cls, k0 = cls * s.class_k, m0 = q.m0;  // m0: the tile's output channels' weights
+      const int ix0 = q.ox0 * s.stride - class_pad_left(s, cls), iy0 = q.oy0 * s.stride - class_pad_top(s, cls);
       int c = 0, tap = 0;
       for (int kt = 0; kt < s.KT; ++kt, ++it) {
         const int st = it % STAGES;
@@ -258,20 +254,19 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
     }
     it += s.KT + s.KT1;
-    const int mt = tile / s.classes, pt = mt / s.m_tiles, m0 = (mt % s.m_tiles) * CO;
+    const TilePlace q = tile_place(s, tile, CO);
     if constexpr (CO == kStagedCo) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       if (copied) {
         mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
-        stage_cols<true>(staged, cw, t, acc, e.alpha, bias + m0);
+        stage_cols<true>(staged, cw, t, acc, e.alpha, bias + q.m0);
       } else {
         stage_cols<false>(staged, cw, t, acc);
       }
       mbarrier_arrive(out_full);
       ++n;
     } else {
-      store_cols<CO>(e, s, (pt / s.tiles_x) * s.BH, (pt % s.tiles_x) * s.BW, out_map(s, tile % s.classes), cw, t, acc,
-                     bias);
+      store_cols<CO>(e, s, q.oy0, q.ox0, out_map(s, q.cls), cw, t, acc, bias);
     }
   }
 }

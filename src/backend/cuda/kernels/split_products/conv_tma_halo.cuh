@@ -78,17 +78,14 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (threadIdx.x >= 32) {  // the store warps
-      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full, [&](int t) {
-        const int pt = t / s.m_tiles;
-        return TileOrigin{(t % s.m_tiles) * CO, pt / s.tiles_x, (pt % s.tiles_x) * 128, out_map(s, 0)};
-      });
+      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full);
       return;
     }
     if (threadIdx.x != 0) return;
     int hq = 0, wq = 0;  // halo chunks and weight tiles issued by this block, across its output tiles
     for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
-      const int pt = tile / s.m_tiles, m0 = (tile % s.m_tiles) * CO;  // m0: the tile's output channels' weights
-      const int ix0 = (pt % s.tiles_x) * 128 - s.pad_left, iy0 = pt / s.tiles_x - s.pad_top;
+      const TilePlace q = tile_place(s, tile, CO);  // q.m0: the tile's output channels' weights
+      const int m0 = q.m0, ix0 = q.ox0 - s.pad_left, iy0 = q.oy0 - s.pad_top;
       for (int tap = 0; tap < 9; ++tap) {
         const int ky = tap / 3, kx = tap - 3 * ky;
         for (int c = 0; c < ct; ++c) {
@@ -143,7 +140,7 @@ __global__ void __launch_bounds__(THREADS, 1)
     if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
     if (copied) {
       mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
-      stage_cols<true>(staged, cw, t, acc, e.alpha, bias + (tile % s.m_tiles) * CO);
+      stage_cols<true>(staged, cw, t, acc, e.alpha, bias + tile_place(s, tile, CO).m0);
     } else {
       stage_cols<false>(staged, cw, t, acc);
     }

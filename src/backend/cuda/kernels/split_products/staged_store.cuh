@@ -41,53 +41,43 @@ __device__ __forceinline__ float staged_sum(float alpha, float acc, float bias, 
   return __fadd_rn(__fadd_rn(__fmul_rn(alpha, acc), bias), residual);
 }
 
-// Store warp w, lane l: the residual of positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... into the
-// staging where store_final reads them, then waits for its copies.
+// Lane l's positions 4 l .. 4 l + 3 of a tile (one picture row: BW % 4 == 0): their place in each output
+// row, whether they lie in the picture, and whether `base` may be moved in 16-byte pieces there.
+struct LaneQuad {
+  int p, ox;
+  int64_t at;
+  bool in, vec4;
+};
+__device__ __forceinline__ LaneQuad lane_quad(const gemm::Epilogue& e, const ConvTiles& s, int oy0, int ox0,
+                                              const OutMap& map, int lane, const float* base) {
+  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
+  const int64_t at = map.base + int64_t(oy) * map.row + ox;
+  const bool in = oy < s.Ho && ox < s.Wo;
+  return {p, ox, at, in,
+          in && ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(base) & 15) == 0};
+}
+
+// Store warp w, lane l: the residual of its positions of the tile's rows w, w + 3, ... into the staging where
+// store_staged reads them, then waits for its copies.
 template <int ROWS, int SHIFT>
 __device__ __forceinline__ void copy_residual(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
                                               const OutMap& map, float* staged, int w, int lane) {
-  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
-  if (oy < s.Ho && ox < s.Wo) {
-    const int64_t at = map.base + int64_t(oy) * map.row + ox;
-    const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0;
+  const LaneQuad q = lane_quad(e, s, oy0, ox0, map, lane, e.residual);
+  if (q.in) {
 #pragma unroll 4
     for (int r = w; r < ROWS; r += kStoreWarps) {
       if (m0 + r >= e.M) break;
-      const float* src = e.residual + int64_t(m0 + r) * e.ldc + at;
-      float* dst = staged + staged_at<SHIFT>(r, p);
-      if (vec4) {
+      const float* src = e.residual + int64_t(m0 + r) * e.ldc + q.at;
+      float* dst = staged + staged_at<SHIFT>(r, q.p);
+      if (q.vec4) {
         cp_async_16(dst, src);
       } else {
-        for (int i = 0; i < 4 && ox + i < s.Wo; ++i) cp_async_4(dst + i, src + i);
+        for (int i = 0; i < 4 && q.ox + i < s.Wo; ++i) cp_async_4(dst + i, src + i);
       }
     }
   }
   cp_async_commit();
   cp_async_wait<0>();
-}
-
-// The staged tile's final values (residual_staged) stored as they are: positions 4 l .. 4 l + 3 of rows w, w + 3, ...
-template <int ROWS, int SHIFT>
-__device__ __forceinline__ void store_final(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                            const OutMap& map, const float* staged, int w, int lane) {
-  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
-  if (oy >= s.Ho || ox >= s.Wo) return;
-  const int64_t at = map.base + int64_t(oy) * map.row + ox;
-  const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0;
-#pragma unroll 4
-  for (int r = w; r < ROWS; r += kStoreWarps) {
-    if (m0 + r >= e.M) break;
-    const float4 v = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, p));
-    float* dst = e.c + int64_t(m0 + r) * e.ldc + at;
-    if (vec4) {
-      *reinterpret_cast<float4*>(dst) = v;
-    } else {
-      dst[0] = v.x;
-      if (ox + 1 < s.Wo) dst[1] = v.y;
-      if (ox + 2 < s.Wo) dst[2] = v.z;
-      if (ox + 3 < s.Wo) dst[3] = v.w;
-    }
-  }
 }
 
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
@@ -111,95 +101,60 @@ __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, co
   }
 }
 
-// Store warp w (0-2), lane l: positions 4 l .. 4 l + 3 of the tile's rows w, w + 3, ... (output
-// channel m0 + r); each batch's residual values are loaded before any of its stores (the output may be
-// the residual's own buffer). Positions go where map puts them (every other column only with SUBPIXEL:
-// the 96-output kernels, which have no sub-pixel classes, keep their store warps' registers).
-template <int ROWS, int SHIFT, bool SUBPIXEL = false>
+// Store warp w (0-2), lane l: its positions of the tile's rows w, w + 3, ... (output channel m0 + r), alpha *
+// sum + bias, or (`final`: the residual staged) the staged values as they are; a one-class tile with a
+// residual always has it staged. Every other column (sub-pixel classes) only with SUBPIXEL: kernels without
+// sub-pixel classes keep their store warps' registers.
+template <int ROWS, int SHIFT, bool SUBPIXEL>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                             const OutMap& map, const float* staged, int w, int lane) {
+                                             const OutMap& map, const float* staged, int w, int lane, bool final) {
   if constexpr (SUBPIXEL) {
     if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane);
   }
-  const int p = 4 * lane, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;  // 4 positions share a row (BW % 4 == 0)
-  if (oy >= s.Ho || ox >= s.Wo) return;
-  const int64_t at = map.base + int64_t(oy) * map.row + ox;
-  const bool vec4 = ox + 3 < s.Wo && at % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
-                    (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
-  constexpr int kBatch = 4;  // residual loads in flight a lane (more spill at the store warps' registers)
-#pragma unroll 1
-  for (int r0 = w; r0 < ROWS; r0 += kStoreWarps * kBatch) {
-    float4 res[kBatch];
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int r = r0 + kStoreWarps * b, m = m0 + r;
-      res[b] = make_float4(0.f, 0.f, 0.f, 0.f);
-      if (e.residual && r < ROWS && m < e.M) {
-        const float* src = e.residual + int64_t(m) * e.ldc + at;
-        if (vec4) {
-          res[b] = *reinterpret_cast<const float4*>(src);
-        } else {
-          res[b].x = src[0];
-          if (ox + 1 < s.Wo) res[b].y = src[1];
-          if (ox + 2 < s.Wo) res[b].z = src[2];
-          if (ox + 3 < s.Wo) res[b].w = src[3];
-        }
-      }
-    }
-#pragma unroll
-    for (int b = 0; b < kBatch; ++b) {
-      const int r = r0 + kStoreWarps * b, m = m0 + r;
-      if (r >= ROWS || m >= e.M) continue;
-      const float4 v = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, p));
+  const LaneQuad q = lane_quad(e, s, oy0, ox0, map, lane, e.c);
+  if (!q.in) return;
+#pragma unroll 4
+  for (int r = w; r < ROWS; r += kStoreWarps) {
+    const int m = m0 + r;
+    if (m >= e.M) break;
+    float4 v = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, q.p));
+    if (!final) {
       const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
-      auto y = [&](float a, float rr) {
-        const float t = __fadd_rn(__fmul_rn(e.alpha, a), bias);
-        return e.residual ? __fadd_rn(t, rr) : t;
-      };
-      const float4 o = make_float4(y(v.x, res[b].x), y(v.y, res[b].y), y(v.z, res[b].z), y(v.w, res[b].w));
-      float* dst = e.c + int64_t(m) * e.ldc + at;
-      if (vec4) {
-        *reinterpret_cast<float4*>(dst) = o;
-      } else {
-        dst[0] = o.x;
-        if (ox + 1 < s.Wo) dst[1] = o.y;
-        if (ox + 2 < s.Wo) dst[2] = o.z;
-        if (ox + 3 < s.Wo) dst[3] = o.w;
-      }
+      auto y = [&](float a) { return __fadd_rn(__fmul_rn(e.alpha, a), bias); };
+      v = make_float4(y(v.x), y(v.y), y(v.z), y(v.w));
+    }
+    float* dst = e.c + int64_t(m) * e.ldc + q.at;
+    if (q.vec4) {
+      *reinterpret_cast<float4*>(dst) = v;
+    } else {
+      dst[0] = v.x;
+      if (q.ox + 1 < s.Wo) dst[1] = v.y;
+      if (q.ox + 2 < s.Wo) dst[2] = v.z;
+      if (q.ox + 3 < s.Wo) dst[3] = v.w;
     }
   }
 }
 
-// Where a tile's outputs go: its first output channel, its first position, its class's map.
-struct TileOrigin {
-  int m0, oy0, ox0;
-  OutMap map;
-};
-
-// The store warps' loop over the persistent block's tiles (origin(tile): the tile's TileOrigin): wait for the
-// consumers' staged tile, store it, free the staging; where residual_staged, each tile's residual is copied
-// into the staging first (res_full: it has landed), the next one's as soon as this tile's rows are stored.
-template <int ROWS, int SHIFT, bool SUBPIXEL, class Origin>
+// The store warps' loop over the persistent block's tiles (ROWS output channels a tile, placed by tile_place):
+// wait for the consumers' staged tile, store it, free the staging; where residual_staged, each tile's residual is
+// copied into the staging first (res_full: it has landed), the next one's as soon as this tile's rows are stored.
+template <int ROWS, int SHIFT, bool SUBPIXEL>
 __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const ConvTiles& s, float* staged,
-                                                uint64_t* out_full, uint64_t* out_empty, uint64_t* res_full,
-                                                const Origin& origin) {
+                                                uint64_t* out_full, uint64_t* out_empty, uint64_t* res_full) {
   const int w = threadIdx.x / 32 - 1, lane = threadIdx.x % 32;
   const bool copied = residual_staged(e, s);
   auto copy = [&](int t) {
     if (!copied || t >= s.tiles) return;
-    const TileOrigin o = origin(t);
-    copy_residual<ROWS, SHIFT>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
+    const TilePlace q = tile_place(s, t, ROWS);
+    copy_residual<ROWS, SHIFT>(e, s, q.m0, q.oy0, q.ox0, out_map(s, q.cls), staged, w, lane);
     mbarrier_arrive(res_full);
   };
   copy(blockIdx.x);
   int n = 0;
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
     mbarrier_wait_idle(out_full, n & 1);
-    const TileOrigin o = origin(tile);
-    if (copied)
-      store_final<ROWS, SHIFT>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
-    else
-      store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, o.m0, o.oy0, o.ox0, o.map, staged, w, lane);
+    const TilePlace q = tile_place(s, tile, ROWS);
+    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, out_map(s, q.cls), staged, w, lane, copied);
     mbarrier_arrive(out_empty);
     copy(tile + gridDim.x);  // rows this lane alone reads and writes: its stores above have their values
   }
