@@ -35,6 +35,7 @@ enum class Variant : int {
   conv_outputs,
   conv_upsample,
   conv_subpixel_192,
+  conv_moments,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -154,6 +155,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "tile of 128 positions x all 192 (its consumers store it); `halves` two 96-output tiles a position tile, "
      "adjacent in the schedule, whose store warps store every other column",
      true},
+    {Variant::conv_moments, "TF_CONV_MOMENTS", {"epilogue", "pass"},
+     "CUDA's channel moments of a convolution's output (the next GroupNorm's statistics): `epilogue` summed by the "
+     "TMA kernels' store warps per tile, then the tiles per channel; `pass` a pass over the output (as every other "
+     "kernel); the sums' order differs (fp64)",
+     false},
 }};
 
 namespace variants {
