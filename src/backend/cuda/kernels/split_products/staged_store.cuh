@@ -80,64 +80,39 @@ __device__ __forceinline__ void copy_residual(const gemm::Epilogue& e, const Con
   cp_async_wait<0>();
 }
 
-// Row m's moment partial pt (gemm::Epilogue::moments) from each lane's fp64 (sum, sum of squares) of its stored
-// values, the lanes combined in a fixed butterfly (every lane takes part, in the picture or not).
-__device__ __forceinline__ void store_row_moments(const gemm::Epilogue& e, const ConvTiles& s, int m, int pt,
-                                                  double sum, double sq, int lane) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    sum = __dadd_rn(sum, __shfl_xor_sync(0xffffffffu, sum, o));
-    sq = __dadd_rn(sq, __shfl_xor_sync(0xffffffffu, sq, o));
-  }
-  if (lane == 0) e.moments[int64_t(m) * (s.tiles / s.m_tiles) + pt] = make_double2(sum, sq);
-}
-// A stored value's terms of its lane's moments.
-__device__ __forceinline__ void add_moments(float v, double& sum, double& sq) {
-  const double d = double(v);
-  sum = __dadd_rn(sum, d);
-  sq = __dadd_rn(sq, __dmul_rn(d, d));
-}
-
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
 // w + 3, ..., so a warp's store covers 32 consecutive positions of one row (8 sectors, half of each).
 template <int ROWS, int SHIFT>
 __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                     int ox0, int pt, const OutMap& map, const float* staged, int w,
-                                                     int lane) {
+                                                     int ox0, const OutMap& map, const float* staged, int w, int lane) {
 #pragma unroll 1
   for (int r = w; r < ROWS; r += kStoreWarps) {
     const int m = m0 + r;
     if (m >= e.M) break;
     const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
-    double sum = 0.0, sq = 0.0;
 #pragma unroll
     for (int i = 0; i < kStagedPositions / 32; ++i) {
       const int p = lane + 32 * i, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
       if (oy >= s.Ho || ox >= s.Wo) continue;
       const int64_t at = int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col;
       const float t = __fadd_rn(__fmul_rn(e.alpha, staged[staged_at<SHIFT>(r, p)]), bias);
-      const float v = e.residual ? __fadd_rn(t, e.residual[at]) : t;
-      e.c[at] = v;
-      if (e.moments) add_moments(v, sum, sq);
+      e.c[at] = e.residual ? __fadd_rn(t, e.residual[at]) : t;
     }
-    if (e.moments) store_row_moments(e, s, m, pt, sum, sq, lane);
   }
 }
 
 // Store warp w (0-2), lane l: its positions of the tile's rows w, w + 3, ... (output channel m0 + r), alpha *
 // sum + bias, or (`final`: the residual staged) the staged values as they are; a one-class tile with a
 // residual always has it staged. Every other column (sub-pixel classes) only with SUBPIXEL: kernels without
-// sub-pixel classes keep their store warps' registers. With e.moments, each row's moment partial pt.
+// sub-pixel classes keep their store warps' registers.
 template <int ROWS, int SHIFT, bool SUBPIXEL>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                             int pt, const OutMap& map, const float* staged, int w, int lane,
-                                             bool final) {
+                                             const OutMap& map, const float* staged, int w, int lane, bool final) {
   if constexpr (SUBPIXEL) {
-    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, pt, map, staged, w, lane);
+    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane);
   }
   const LaneQuad q = lane_quad(e, s, oy0, ox0, map, lane, e.c);
-  if (!q.in && !e.moments) return;
-  const int valid = q.in ? min(4, s.Wo - q.ox) : 0;  // the quad's positions in the picture
+  if (!q.in) return;
 #pragma unroll 4
   for (int r = w; r < ROWS; r += kStoreWarps) {
     const int m = m0 + r;
@@ -148,15 +123,6 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
       auto y = [&](float a) { return __fadd_rn(__fmul_rn(e.alpha, a), bias); };
       v = make_float4(y(v.x), y(v.y), y(v.z), y(v.w));
     }
-    if (e.moments) {
-      double sum = 0.0, sq = 0.0;
-      const float f[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i)
-        if (i < valid) add_moments(f[i], sum, sq);
-      store_row_moments(e, s, m, pt, sum, sq, lane);
-    }
-    if (!q.in) continue;
     float* dst = e.c + int64_t(m) * e.ldc + q.at;
     if (q.vec4) {
       *reinterpret_cast<float4*>(dst) = v;
@@ -166,6 +132,51 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
       if (q.ox + 2 < s.Wo) dst[2] = v.z;
       if (q.ox + 3 < s.Wo) dst[3] = v.w;
     }
+  }
+}
+
+// The tile's moment partial pt of each row (gemm::Epilogue::moments): store thread 32 w + l takes rows 32 w + l,
+// + 96, ... whole, each value as store_staged stored it (a residual not staged read back), in fp64 over four
+// accumulators (positions p % 4) then in order: no shuffles, so the rows' chains run side by side.
+template <int ROWS, int SHIFT>
+__device__ __forceinline__ void staged_row_moments(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
+                                                   int ox0, int pt, const OutMap& map, const float* staged, int w,
+                                                   int lane, bool final) {
+  uint32_t in[kStagedPositions / 32];  // bit l of in[i]: position l + 32 i lies in the picture
+#pragma unroll
+  for (int i = 0; i < kStagedPositions / 32; ++i) {
+    const int p = lane + 32 * i;
+    in[i] = __ballot_sync(0xffffffffu, oy0 + p / s.BW < s.Ho && ox0 + p % s.BW < s.Wo);
+  }
+  const int P = s.tiles / s.m_tiles;
+#pragma unroll 1
+  for (int r = 32 * w + lane; r < ROWS; r += 32 * kStoreWarps) {
+    const int m = m0 + r;
+    if (m >= e.M) break;
+    const float bias = final || !e.bias ? 0.f : __bfloat162float(e.bias[m]);
+    double sum[4] = {0.0, 0.0, 0.0, 0.0}, sq[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+    for (int i = 0; i < kStagedPositions / 32; ++i) {
+#pragma unroll 2
+      for (int k = 0; k < 32; k += 4) {
+        const float4 a = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, 32 * i + k));
+        const float f[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          if (!(in[i] >> (k + j) & 1)) continue;
+          float v = final ? f[j] : __fadd_rn(__fmul_rn(e.alpha, f[j]), bias);
+          if (!final && e.residual) {
+            const int p = 32 * i + k + j, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
+            v = __fadd_rn(v, e.residual[int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col]);
+          }
+          const double d = double(v);
+          sum[j] = __dadd_rn(sum[j], d);
+          sq[j] = __dadd_rn(sq[j], __dmul_rn(d, d));
+        }
+      }
+    }
+    e.moments[int64_t(m) * P + pt] = make_double2(__dadd_rn(__dadd_rn(sum[0], sum[1]), __dadd_rn(sum[2], sum[3])),
+                                                  __dadd_rn(__dadd_rn(sq[0], sq[1]), __dadd_rn(sq[2], sq[3])));
   }
 }
 
@@ -188,8 +199,12 @@ __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const C
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
     mbarrier_wait_idle(out_full, n & 1);
     const TilePlace q = tile_place(s, tile, ROWS);
-    const int pt = tile / s.classes / s.m_tiles * s.classes + q.cls;  // the tile's moment partial
-    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, pt, out_map(s, q.cls), staged, w, lane, copied);
+    const OutMap map = out_map(s, q.cls);
+    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, map, staged, w, lane, copied);
+    if (e.moments) {  // the tile's moment partial: its place among the position tiles (all classes)
+      const int pt = tile / s.classes / s.m_tiles * s.classes + q.cls;
+      staged_row_moments<ROWS, SHIFT>(e, s, q.m0, q.oy0, q.ox0, pt, map, staged, w, lane, copied);
+    }
     mbarrier_arrive(out_empty);
     copy(tile + gridDim.x);  // rows this lane alone reads and writes: its stores above have their values
   }
