@@ -34,8 +34,6 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
-  conv_subpixel_192,
-  conv_moments,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -148,17 +146,6 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's nearest 2x upsample + 3x3 convolution on the TMA kernels (channels a multiple of 64, outputs other than "
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
-     false},
-    {Variant::conv_subpixel_192, "TF_CONV_SUBPIXEL_192",
-     {"columns", "halves"},
-     "CUDA's sub-pixel upsample convolutions (TF_CONV_UPSAMPLE=subpixel) with 192 output channels: `columns` one "
-     "tile of 128 positions x all 192 (its consumers store it); `halves` two 96-output tiles a position tile, "
-     "adjacent in the schedule, whose store warps store every other column",
-     true},
-    {Variant::conv_moments, "TF_CONV_MOMENTS", {"epilogue", "pass"},
-     "CUDA's channel moments of a convolution's output (the next GroupNorm's statistics): `epilogue` summed by the "
-     "TMA kernels' store warps per tile, then the tiles per channel; `pass` a pass over the output (as every other "
-     "kernel); the sums' order differs (fp64)",
      false},
 }};
 

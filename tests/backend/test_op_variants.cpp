@@ -154,7 +154,9 @@ TEST(LinearEpilogue, ResidualFormsGiveTheStepsBytes) {
         EXPECT_TRUE(same_bytes(h, h2));
         if (norm == one_plus) rms_norm(h2, nw, opts, x2);
         if (norm == modulated) rms_norm_modulate(h2, nw, 1e-6f, shift, scale, x2);
-        if (norm != none) EXPECT_TRUE(same_bytes(x1, x2));
+        if (norm != none) {
+          EXPECT_TRUE(same_bytes(x1, x2));
+        }
       }
 }
 

@@ -57,7 +57,7 @@ BytesDiff bytes_diff(const std::vector<float>& a, const std::vector<float>& b) {
 // The conv's output bytes with the TMA-fed kernel on or off (the gathering wgmma kernel), its tiles as
 // TF_CONV_OUTPUTS says.
 std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const char* outputs = "auto",
-                              const char* upsample = "upsampled", const char* subpixel192 = "columns") {
+                              const char* upsample = "upsampled") {
   const int pad = c.ks == 3 ? 1 : 0;
   cuda::ConvShape s{c.Ci, c.H, c.W, c.up, c.Co, c.ks, c.ks, c.stride, c.stride == 2 ? 0 : pad,
                     c.stride == 2 ? 0 : pad, pad, pad, 0, 0};
@@ -77,7 +77,6 @@ std::vector<float> conv_bytes(const Shape2d& c, bool tma, uint32_t seed, const c
   variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
   variants::Override tiles(Variant::conv_outputs, outputs);
   variants::Override up(Variant::conv_upsample, upsample);
-  variants::Override sub192(Variant::conv_subpixel_192, subpixel192);
   void* ws = nullptr;
   EXPECT_EQ(cudaMalloc(&ws, cuda::conv_workspace_bytes(s) + 16), cudaSuccess);
   cuda::launch_conv2d(dx, dw, db, dr, dy, s, ws, 0);
@@ -265,27 +264,6 @@ TEST(CudaConv, HalvesGiveTheColumnsBytes) {
     const auto [differ, nan] = bytes_diff(halves, cols);
     EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " k" << c.ks << " s"
                           << c.stride << (c.residual ? " residual" : "");
-    EXPECT_EQ(nan, 0u) << "outputs left unwritten";
-    ++seed;
-  }
-#endif
-}
-
-// The sub-pixel classes' 192 outputs as two 96-output tiles, stored every other column by the store warps: the
-// 192-wide tile's bytes (192 and 128 inputs, partial rows and columns, with a residual: loaded as they store).
-TEST(CudaConv, SubPixelHalvesGiveTheColumnsBytes) {
-  TF_REQUIRE_CUDA_GPU();
-#ifdef TF_HAVE_CUDA
-  const Shape2d shapes[] = {
-      {192, 192, 6, 64, 3, 1, true, false}, {128, 192, 5, 40, 3, 1, true, false}, {192, 192, 3, 37, 3, 1, true, true},
-  };
-  uint32_t seed = 81;
-  for (const Shape2d& c : shapes) {
-    const std::vector<float> cols = conv_bytes(c, true, seed, "auto", "subpixel", "columns");
-    const std::vector<float> halves = conv_bytes(c, true, seed, "auto", "subpixel", "halves");
-    const auto [differ, nan] = bytes_diff(halves, cols);
-    EXPECT_EQ(differ, 0u) << "Ci " << c.Ci << " Co " << c.Co << " " << c.H << "x" << c.W << " up"
-                          << (c.residual ? " residual" : "");
     EXPECT_EQ(nan, 0u) << "outputs left unwritten";
     ++seed;
   }

@@ -1,12 +1,11 @@
 #include "backend/conv/conv2d.h"
 
 #include "backend/device/dispatch.h"
-#include "backend/norm/channel_moments.h"
 
 namespace tf {
 
 void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                  const Tensor& y, const Tensor* residual, const Tensor* y_moments) {
+                  const Tensor& y, const Tensor* residual) {
   expect_dtype(op, "x", x, DType::F32);
   expect_dtypes(op, DType::BF16, {{"w", w}, {"bias", bias}});
   expect_dtype(op, "y", y, DType::F32);
@@ -29,10 +28,6 @@ void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor
     require(residual->data != y.data || y.numel() == 0, std::string(op) + ": residual may not alias y");
   }
   require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
-  if (y_moments) {
-    check_channel_moments(op, "y_moments", *y_moments, co);
-    common_device(op, {&y, y_moments});
-  }
 }
 
 Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual) {
@@ -42,11 +37,11 @@ Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, co
 }
 
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments) {
+            const Tensor* residual) {
   const char* op = "conv2d";
-  check_conv2d(op, x, w, bias, g, y, residual, y_moments);
+  check_conv2d(op, x, w, bias, g, y, residual);
   const Device d = conv2d_device(op, {&x, &w, &bias, &y}, residual);
-  run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual, y_moments);
+  run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual);
 }
 
 }  // namespace tf

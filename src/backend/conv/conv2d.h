@@ -24,14 +24,13 @@ struct Conv2dGeometry {
 
 // x: F32 [Ci, H, W]; w: BF16 [Co, Ci, kh, kw]; bias: BF16 [Co];
 // y: F32 [Co, Ho, Wo] with Ho = (H + pad_top + pad_bottom - kh) / stride + 1 (likewise Wo),
-// allocated by the caller on the same device; residual (optional): F32 [Co, Ho, Wo], may not alias y;
-// y_moments (optional): F64 [Co, 2], set to y's channel moments (channel_moments.h) for a GroupNorm of y.
+// allocated by the caller on the same device; residual (optional): F32 [Co, Ho, Wo], may not alias y.
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual = nullptr, Tensor* y_moments = nullptr);
+            const Tensor* residual = nullptr);
 
 // The dispatcher's checks of conv2d's arguments (for ops that end in a convolution); throws naming op.
 void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                  const Tensor& y, const Tensor* residual, const Tensor* y_moments = nullptr);
+                  const Tensor& y, const Tensor* residual);
 // The one device of a convolution's tensors and its residual where given; throws naming op.
 Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual);
 
@@ -43,11 +42,11 @@ inline int64_t conv2d_out_extent(int64_t in, int k, int stride, int pad_before, 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments);
+            const Tensor* residual);
 }  // namespace cpu
 namespace cuda {
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments);
+            const Tensor* residual);
 }  // namespace cuda
 
 }  // namespace tf

@@ -8,23 +8,21 @@
 
 namespace tf {
 
-// x: F32 [Ci, H, W]; gamma, beta: BF16 [Ci]; w, bias, g, y, residual, y_moments as conv2d; x_moments as
-// group_norm's.
+// x: F32 [Ci, H, W]; gamma, beta: BF16 [Ci]; w, bias, g, y, residual as conv2d.
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual = nullptr, const Tensor* x_moments = nullptr,
-                       Tensor* y_moments = nullptr);
+                       const Tensor* residual = nullptr);
 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Tensor* x_moments, Tensor* y_moments);
+                       const Tensor* residual);
 }  // namespace cpu
 namespace cuda {
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Tensor* x_moments, Tensor* y_moments);
+                       const Tensor* residual);
 }  // namespace cuda
 
 }  // namespace tf

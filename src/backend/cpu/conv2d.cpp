@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "backend/cpu/gemm_f32.h"
-#include "backend/norm/channel_moments.h"
 #include "core/bf16.h"
 #include "core/parallel.h"
 
@@ -81,15 +80,12 @@ void pack_conv_b(const float* x, const ConvShape& s, int64_t k0, int64_t kc, int
 }  // namespace
 
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments) {
+            const Tensor* residual) {
   ConvShape s{x.dim(0), x.dim(1), x.dim(2), w.dim(0), w.dim(2), w.dim(3), y.dim(1), y.dim(2),
               g.stride, g.pad_top, g.pad_left};
   const int64_t k_total = s.ci * s.kh * s.kw;
   const int64_t positions = s.ho * s.wo;
-  if (positions == 0 || s.co == 0) {
-    if (y_moments) cpu::channel_moments(y, *y_moments);
-    return;
-  }
+  if (positions == 0 || s.co == 0) return;
 
   // Weights [Co, K] (bf16, exact in fp32) packed once into MR-row panels.
   std::vector<float> a(gemm::packed_a_size(s.co, k_total));
@@ -138,7 +134,6 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
       }
     }
   });
-  if (y_moments) cpu::channel_moments(y, *y_moments);
 }
 
 }  // namespace tf::cpu

@@ -1,7 +1,5 @@
 #include "backend/norm/group_norm.h"
-#include "backend/norm/channel_moments.h"
 
-#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -43,25 +41,6 @@ TF_VECTOR_CLONES double sum_sq_dev_f64(const float* x, int64_t n, double mean) {
   return s;
 }
 
-// (sum x, sum x^2) of x[0, n) in fp64, each over 8 fixed interleaved lanes then the lanes in order.
-TF_VECTOR_CLONES void moments_f64(const float* x, int64_t n, double* out) {
-  double s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8)
-    for (int l = 0; l < 8; ++l) {
-      const double v = static_cast<double>(x[i + l]);
-      s[l] += v;
-      q[l] += v * v;
-    }
-  for (int l = 0; i < n; ++i, ++l) {
-    const double v = static_cast<double>(x[i]);
-    s[l] += v;
-    q[l] += v * v;
-  }
-  out[0] = out[1] = 0;
-  for (int l = 0; l < 8; ++l) out[0] += s[l], out[1] += q[l];
-}
-
 // (x - mean) * scale + shift in fp64, rounded once to fp32.
 TF_VECTOR_CLONES void affine_f64(const float* in, float* out, int64_t n, double mean, double scale, double shift) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>((static_cast<double>(in[i]) - mean) * scale + shift);
@@ -69,36 +48,18 @@ TF_VECTOR_CLONES void affine_f64(const float* in, float* out, int64_t n, double 
 
 }  // namespace
 
-void channel_moments(const Tensor& x, Tensor& m) {
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y) {
   const int64_t c = x.dim(0), per_channel = x.numel() / std::max<int64_t>(c, 1);
-  const float* xp = x.ptr<const float>();
-  double* mp = m.ptr<double>();
-  parallel_for(c, [&](int64_t b, int64_t e) {
-    for (int64_t ch = b; ch < e; ++ch) moments_f64(xp + ch * per_channel, per_channel, mp + 2 * ch);
-  });
-}
-
-void group_stats_from_moments(const Tensor& m, int groups, int64_t per_channel, float eps, double* mean,
-                              double* rstd) {
-  const int64_t cpg = m.dim(0) / groups;
-  const double n = static_cast<double>(cpg * per_channel);
-  const double* mp = m.ptr<const double>();
-  for (int g = 0; g < groups; ++g) {
-    double s = 0, q = 0;
-    for (int64_t ch = g * cpg; ch < (g + 1) * cpg; ++ch) s += mp[2 * ch], q += mp[2 * ch + 1];
-    mean[g] = n > 0 ? s / n : 0.0;
-    const double var = n > 0 ? std::max(q / n - mean[g] * mean[g], 0.0) : 0.0;
-    rstd[g] = 1.0 / std::sqrt(var + static_cast<double>(eps));
-  }
-}
-
-namespace {
-
-// Two passes over x (its mean, then the variance of x - mean); one group (consecutive channels, contiguous in
-// memory) per task, split in fixed per-channel pieces so the sum order does not depend on the thread count.
-void group_stats_two_pass(const float* xp, int64_t c, int64_t per_channel, int groups, float eps, double* mean,
-                          double* rstd) {
   const int64_t cpg = c / groups, group_size = cpg * per_channel;
+  const float* xp = x.ptr<const float>();
+  float* yp = y.ptr<float>();
+  const uint16_t* gp = gamma.ptr<const uint16_t>();
+  const uint16_t* bp = beta.ptr<const uint16_t>();
+
+  // Statistics: one group (consecutive channels, contiguous in memory) per task, split in
+  // fixed per-channel pieces so the sum order does not depend on the thread count.
+  std::vector<double> mean(groups), rstd(groups);
   std::vector<double> part(c);
   parallel_for(c, [&](int64_t b, int64_t e) {
     for (int64_t ch = b; ch < e; ++ch) part[ch] = sum_f64(xp + ch * per_channel, per_channel);
@@ -117,21 +78,6 @@ void group_stats_two_pass(const float* xp, int64_t c, int64_t per_channel, int g
     const double var = group_size > 0 ? s / static_cast<double>(group_size) : 0.0;
     rstd[g] = 1.0 / std::sqrt(var + static_cast<double>(eps));
   }
-}
-
-}  // namespace
-
-void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments) {
-  const int64_t c = x.dim(0), per_channel = x.numel() / std::max<int64_t>(c, 1);
-  const int64_t cpg = c / groups;
-  const float* xp = x.ptr<const float>();
-  float* yp = y.ptr<float>();
-  const uint16_t* gp = gamma.ptr<const uint16_t>();
-  const uint16_t* bp = beta.ptr<const uint16_t>();
-  std::vector<double> mean(groups), rstd(groups);
-  if (x_moments) group_stats_from_moments(*x_moments, groups, per_channel, eps, mean.data(), rstd.data());
-  else group_stats_two_pass(xp, c, per_channel, groups, eps, mean.data(), rstd.data());
 
   parallel_for(c, [&](int64_t b, int64_t e) {
     for (int64_t ch = b; ch < e; ++ch) {

@@ -7,10 +7,10 @@ namespace tf::cpu {
 
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Tensor* x_moments, Tensor* y_moments) {
+                       const Tensor* residual) {
   Tensor t = empty(DType::F32, x.shape, Device::CPU);
-  cpu::group_norm(x, gamma, beta, groups, eps, silu, t, x_moments);
-  cpu::conv2d(t, w, bias, g, y, residual, y_moments);
+  cpu::group_norm(x, gamma, beta, groups, eps, silu, t);
+  cpu::conv2d(t, w, bias, g, y, residual);
 }
 
 }  // namespace tf::cpu

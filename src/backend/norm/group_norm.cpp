@@ -1,7 +1,6 @@
 #include "backend/norm/group_norm.h"
 
 #include "backend/device/dispatch.h"
-#include "backend/norm/channel_moments.h"
 
 namespace tf {
 
@@ -20,14 +19,11 @@ void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, cons
 }
 
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments) {
+                Tensor& y) {
   const char* op = "group_norm";
   check_group_norm(op, x, gamma, beta, groups, eps, y);
-  if (x_moments) check_channel_moments(op, "x_moments", *x_moments, x.dim(0));
   const Device d = common_device(op, {&x, &gamma, &beta, &y});
-  if (x_moments) common_device(op, {&x, x_moments});
-  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y,
-             x_moments);
+  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y);
 }
 
 }  // namespace tf

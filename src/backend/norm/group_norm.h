@@ -3,16 +3,15 @@
 // fused SiLU: y = silu?((x - mean_g) / sqrt(var_g + eps) * gamma[c] + beta[c]).
 // Groups are `groups` runs of C/groups consecutive channels; statistics over (C/groups)*H*W values,
 // biased variance. Numerics (CPU): mean and variance are two passes in fp64 (the variance of
-// x - mean), or, given x's channel moments, from them (channel_moments.h); the affine map is evaluated in fp64 and rounded once to fp32; SiLU is then
+// x - mean); the affine map is evaluated in fp64 and rounded once to fp32; SiLU is then
 // y / (1 + exp(-y)) in fp32.
 #include "core/tensor.h"
 
 namespace tf {
 
-// x: F32 [C, H, W] (or [C, N]); gamma, beta: BF16 [C]; y: F32 like x (may alias x); x_moments: x's
-// channel moments (F64 [C, 2]) when the op that wrote x gave them, or null.
+// x: F32 [C, H, W] (or [C, N]); gamma, beta: BF16 [C]; y: F32 like x (may alias x).
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments = nullptr);
+                Tensor& y);
 // The dispatcher's checks of group_norm's arguments (y: the normalised picture's shape and dtype);
 // throws naming op.
 void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps,
@@ -21,11 +20,11 @@ void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, cons
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments);
+                Tensor& y);
 }  // namespace cpu
 namespace cuda {
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments);
+                Tensor& y);
 }  // namespace cuda
 
 }  // namespace tf

@@ -1,7 +1,5 @@
 #include "families/common/steps.h"
 
-#include <utility>
-
 #include "core/error.h"
 
 namespace tf {
@@ -17,12 +15,11 @@ const Step& find_step(const std::vector<Step>& steps, const std::string& name, c
 
 Tensor run_steps(const std::vector<Step>& steps, Tensor x, const Progress& progress) {
   const int64_t total = static_cast<int64_t>(steps.size());
-  Carried c{std::move(x), {}};
   for (int64_t i = 0; i < total; ++i) {
-    c = steps[i].carry ? steps[i].carry(c) : Carried{steps[i].run(c.x), {}};
+    x = steps[i].run(x);
     report(progress, steps[i].name, i + 1, total);
   }
-  return c.x;
+  return x;
 }
 
 }  // namespace tf

@@ -24,20 +24,18 @@ void conv_output_size(ConvShape& s);
 // TF_CONV_KERNEL, TF_SPLIT_OPERANDS, TF_CHANNELS_ATTENTION_KERNEL, TF_SOFTMAX_ROWS).
 // The row width whose register-resident softmax kernel rows of N take now, or 0 (the strided kernel).
 int softmax_rows_resident_width(int N);
-// Device workspace (bytes) launch_conv2d and launch_group_norm_conv2d need (the weights reordered tap-major
-// and, for the TMA kernel, the input split into channels-last bf16 hi and lo; 0 if unused), and with
-// `moments` the sums behind y's channel moments.
-size_t conv_workspace_bytes(const ConvShape& s, bool moments = false);
-// y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw]; moments (or null): y's
-// channel moments [Co] (channel_moments.h), from the TMA kernels' epilogues where they can (TF_CONV_MOMENTS),
-// else a pass over y. Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
+// Device workspace (bytes) launch_conv2d needs (the weights reordered tap-major and, for the TMA
+// kernel, the input split into channels-last bf16 hi and lo; 0 if unused).
+size_t conv_workspace_bytes(const ConvShape& s);
+// y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
+// Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream, double2* moments = nullptr);
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream);
 
 // A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map
 // is left to the pass that reads x next.
 struct GroupNormApply {
-  const double2* partials;  // per group: P partial sums, the shift, then (mean, rstd) (P 0: from moments)
+  const double2* partials;  // per group: P partial sums, the shift, then (mean, rstd)
   int P;
   const __nv_bfloat16* gamma;
   const __nv_bfloat16* beta;
@@ -57,26 +55,11 @@ void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bf
 GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C,
                                        int64_t HW, int groups, float eps, bool silu, void* workspace,
                                        cudaStream_t stream);
-// y = the GroupNorm's map of x (its statistics in n); x may equal y.
-void launch_group_norm_apply(const float* x, const GroupNormApply& n, int C, int64_t HW, float* y,
-                             cudaStream_t stream);
-// Workspace (bytes) launch_channel_moments needs for its per-block sums.
-size_t channel_moments_workspace_bytes(int C, int64_t HW);
-// m[c] = (sum, sum of squares) of x[c, 0 .. HW) in fp64 (channel_moments.h): per-block sums, then in order.
-void launch_channel_moments(const float* x, int C, int64_t HW, double2* m, void* workspace, cudaStream_t stream);
-// m[c] = the P per-tile sums partials[c * P ..] in a fixed order (an epilogue's moments, gemm::Epilogue).
-void launch_reduce_moment_partials(const double2* partials, int C, int P, double2* m, cudaStream_t stream);
-// Workspace (bytes) launch_group_norm_stats_from_moments needs.
-size_t group_norm_moments_workspace_bytes(int groups);
-// launch_group_norm_stats's result from x's channel moments m (channel_moments.h), not reading x.
-GroupNormApply launch_group_norm_stats_from_moments(const double2* m, const __nv_bfloat16* gamma,
-                                                    const __nv_bfloat16* beta, int C, int64_t HW, int groups,
-                                                    float eps, bool silu, void* workspace, cudaStream_t stream);
 // y = conv(group_norm(x)) + bias (+ residual) with the normalised picture never stored; requires
 // conv_folds_group_norm(s). The bytes of launch_group_norm followed by launch_conv2d.
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, double2* moments = nullptr);
+                              void* workspace, cudaStream_t stream);
 
 // y[C, 2H, 2W] = x[C, H, W] repeated 2 x 2.
 void launch_upsample_nearest2x(const float* x, int C, int H, int W, float* y, cudaStream_t stream);

@@ -6,16 +6,13 @@
 #include "backend/conv/upsample_nearest2x.h"
 #include "backend/conv/upsample_nearest2x_conv2d.h"
 #include "backend/elementwise/add.h"
-#include "backend/norm/channel_moments.h"
 #include "backend/norm/group_norm.h"
 
 #include <cuda_bf16.h>
 
-#include <algorithm>
 #include <string>
 
 #include "backend/cuda/runtime/check.h"
-#include "backend/cuda/runtime/launch_check.h"
 #include "backend/cuda/kernels/channels_f32.h"
 #include "core/error.h"
 
@@ -39,86 +36,57 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2dGeometry& g, 
   return s;
 }
 
-double2* moments_of(Tensor* m) { return m ? m->ptr<double2>() : nullptr; }
-
 void run_conv(const char* op, bool upsample, const Tensor& x, const Tensor& w, const Tensor& bias,
-              const Conv2dGeometry& g, Tensor& y, const Tensor* residual, Tensor* y_moments) {
+              const Conv2dGeometry& g, Tensor& y, const Tensor* residual) {
   const ConvShape s = conv_shape(x, w, g, upsample);
   if (s.Ho != y.dim(1) || s.Wo != y.dim(2)) fail(std::string(op) + " (cuda): output size mismatch " + y.describe());
-  if (y.numel() == 0) {
-    if (y_moments) cuda::channel_moments(y, *y_moments);
-    return;
-  }
-  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s, y_moments != nullptr))}, Device::CUDA);
+  if (y.numel() == 0) return;
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
   launch_conv2d(x.ptr<float>(), bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr, y.ptr<float>(), s,
-                ws.data, stream(), moments_of(y_moments));
+                ws.data, stream());
 }
 
 }  // namespace
 
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual, Tensor* y_moments) {
-  run_conv("conv2d", false, x, w, bias, g, y, residual, y_moments);
-}
-
-void channel_moments(const Tensor& x, Tensor& m) {
-  const int C = int(x.dim(0));
-  const int64_t HW = x.numel() / std::max<int64_t>(C, 1);
-  if (C == 0) return;
-  if (HW == 0) {
-    check_cuda(cudaMemsetAsync(m.data, 0, m.nbytes(), stream()), "channel_moments: zeros");
-    return;
-  }
-  Tensor ws = empty(DType::U8, {int64_t(channel_moments_workspace_bytes(C, HW))}, Device::CUDA);
-  launch_channel_moments(x.ptr<float>(), C, HW, m.ptr<double2>(), ws.data, stream());
+            const Tensor* residual) {
+  run_conv("conv2d", false, x, w, bias, g, y, residual);
 }
 
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y, const Tensor* x_moments) {
+                Tensor& y) {
   if (x.numel() == 0) return;
   require_aligned("group_norm", "x", x);
   require_aligned("group_norm", "y", y);
   const int C = int(x.dim(0));
   const int64_t HW = x.numel() / C;
-  if (!x_moments) {
-    Tensor ws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
-    return launch_group_norm(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, y.ptr<float>(), ws.data,
-                             stream());
-  }
-  Tensor ws = empty(DType::U8, {int64_t(group_norm_moments_workspace_bytes(groups))}, Device::CUDA);
-  const GroupNormApply n = launch_group_norm_stats_from_moments(x_moments->ptr<double2>(), bf(gamma), bf(beta), C, HW,
-                                                                groups, eps, silu, ws.data, stream());
-  launch_group_norm_apply(x.ptr<float>(), n, C, HW, y.ptr<float>(), stream());
+  Tensor ws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
+  launch_group_norm(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, y.ptr<float>(), ws.data, stream());
 }
 
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Tensor* x_moments, Tensor* y_moments) {
+                       const Tensor* residual) {
   const ConvShape s = conv_shape(x, w, g, false);
   if (x.numel() == 0 || y.numel() == 0 || !conv_folds_group_norm(s)) {
     Tensor t = empty(DType::F32, x.shape, Device::CUDA);
-    cuda::group_norm(x, gamma, beta, groups, eps, silu, t, x_moments);
-    return cuda::conv2d(t, w, bias, g, y, residual, y_moments);
+    cuda::group_norm(x, gamma, beta, groups, eps, silu, t);
+    return cuda::conv2d(t, w, bias, g, y, residual);
   }
   require_aligned("group_norm_conv2d", "x", x);
   const int C = int(x.dim(0));
   const int64_t HW = x.numel() / C;
-  const size_t stats_bytes =
-      x_moments ? group_norm_moments_workspace_bytes(groups) : group_norm_workspace_bytes(C, HW, groups);
-  Tensor gws = empty(DType::U8, {int64_t(stats_bytes)}, Device::CUDA);
+  Tensor gws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
   const GroupNormApply n =
-      x_moments ? launch_group_norm_stats_from_moments(x_moments->ptr<double2>(), bf(gamma), bf(beta), C, HW, groups,
-                                                       eps, silu, gws.data, stream())
-                : launch_group_norm_stats(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, gws.data,
-                                          stream());
-  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s, y_moments != nullptr))}, Device::CUDA);
+      launch_group_norm_stats(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, gws.data, stream());
+  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
   launch_group_norm_conv2d(x.ptr<float>(), n, bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr,
-                           y.ptr<float>(), s, ws.data, stream(), moments_of(y_moments));
+                           y.ptr<float>(), s, ws.data, stream());
 }
 
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                               Tensor& y, const Tensor* residual, Tensor* y_moments) {
-  run_conv("upsample_nearest2x_conv2d", true, x, w, bias, g, y, residual, y_moments);
+                               Tensor& y, const Tensor* residual) {
+  run_conv("upsample_nearest2x_conv2d", true, x, w, bias, g, y, residual);
 }
 
 void upsample_nearest2x(const Tensor& x, Tensor& y) {

@@ -3,8 +3,7 @@
 //   mean = fp32 sum of the group (any order) / count;  d = x - mean;
 //   var = fp32 sum of d * d / count;  r = rsqrt(var + eps);  y = (d * r) * gamma + beta;  silu(y).
 // A kernel with fp64 statistics lies far inside this; a one-pass E[x^2] - E[x]^2 in fp32 does not
-// (gate 4's large-mean groups). group_norm_moments: the statistics from the channel moments (one pass, fp64).
-#include "backend/norm/channel_moments.h"
+// (gate 4's large-mean groups).
 #include "backend/norm/group_norm.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
@@ -59,13 +58,6 @@ void run_group_norm(const std::vector<Tensor>& in, std::vector<Tensor>& out, con
   group_norm(in[0], in[1], in[2], static_cast<int>(p[0]), static_cast<float>(p[1]), p[2] != 0, out[0]);
 }
 
-// The statistics from x's channel moments (channel_moments.h), computed on the backend under test.
-void run_group_norm_moments(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
-  Tensor m = empty(DType::F64, {in[0].dim(0), 2}, in[0].device);
-  channel_moments(in[0], m);
-  group_norm(in[0], in[1], in[2], static_cast<int>(p[0]), static_cast<float>(p[1]), p[2] != 0, out[0], &m);
-}
-
 // E[x^2] - E[x]^2 in fp32: the one-pass variance that cancels catastrophically.
 void one_pass_variance(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {
   const Tensor& x = in[0];
@@ -93,56 +85,54 @@ void one_pass_variance(const std::vector<Tensor>& in, std::vector<Tensor>& out, 
 }  // namespace
 
 void register_group_norm(bool cuda) {
-  for (const bool moments : {false, true}) {
-    KernelContract k;
-    k.name = moments ? "group_norm_moments" : "group_norm";
-    k.families = {"flux2_vae"};
-    k.backends = backends(cuda);
-    k.random_cases = [](Rng& rng) {
-      return std::vector<Case>{
-          make_case(rng, 64, 7, 9, 32, true),    // 2 channels per group, odd picture
-          make_case(rng, 64, 8, 8, 32, false),
-          make_case(rng, 96, 5, 3, 32, true),    // 3 channels per group
-          make_case(rng, 32, 16, 17, 32, true),  // one channel per group, a chunk edge plus one
-          make_case(rng, 128, 1, 65, 32, false), // [C, N] layout
-      };
+  KernelContract k;
+  k.name = "group_norm";
+  k.families = {"flux2_vae"};
+  k.backends = backends(cuda);
+  k.random_cases = [](Rng& rng) {
+    return std::vector<Case>{
+        make_case(rng, 64, 7, 9, 32, true),    // 2 channels per group, odd picture
+        make_case(rng, 64, 8, 8, 32, false),
+        make_case(rng, 96, 5, 3, 32, true),    // 3 channels per group
+        make_case(rng, 32, 16, 17, 32, true),  // one channel per group, a chunk edge plus one
+        make_case(rng, 128, 1, 65, 32, false), // [C, N] layout
     };
-    k.adversarial_cases = [](Rng& rng) {
-      std::vector<Case> cs{make_case(rng, 64, 6, 5, 32, false, 3000.0, 0.01),   // mean far above the spread
-                           make_case(rng, 64, 6, 5, 32, true, 0.0, 0x1p40),    // huge values
-                           make_case(rng, 64, 6, 5, 32, true, 0.0, 0x1p-40)};  // tiny values: eps dominates
-      // Constant groups: the variance is exactly zero and eps alone sets the scale.
-      Case flat = make_case(rng, 64, 4, 4, 32, false);
-      std::vector<double> x(64 * 16);
-      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i / 32) * 0.25 - 2;
-      set_values(flat.inputs[0], x);
-      flat.label = "constant groups";
-      cs.push_back(flat);
-      return cs;
-    };
-    k.reference = group_norm_reference;
-    k.run = moments ? run_group_norm_moments : run_group_norm;
-    k.controls = {
-        reimplemented("one-pass-fp32-variance", one_pass_variance),
-        perturbed_params("dropped-eps", [](Params& p) { p[1] = 0; }),
-        perturbed_params("statistics-over-two-groups", [](Params& p) { p[0] = p[0] / 2; }),
-        perturbed_params("dropped-silu", [](Params& p) { p[2] = p[2] != 0 ? 0 : 1; }),
-        perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); }),
-    };
-    k.limit_cases = [] {
-      std::vector<Case> cs;
-      for (auto [c, hw] : {std::pair{128, 1024}, {256, 1024}, {512, 128}}) {
-        Case k;
-        k.label = label({{"c", c}, {"hw", hw}});
-        k.inputs = {shape_only(DType::F32, {c, hw, hw}), shape_only(DType::BF16, {c}), shape_only(DType::BF16, {c})};
-        k.outputs = {shape_only(DType::F32, {c, hw, hw})};
-        k.params = {32, 1e-6, 1};
-        cs.push_back(k);
-      }
-      return cs;
-    };
-    add_kernel(std::move(k));
-  }
+  };
+  k.adversarial_cases = [](Rng& rng) {
+    std::vector<Case> cs{make_case(rng, 64, 6, 5, 32, false, 3000.0, 0.01),   // mean far above the spread
+                         make_case(rng, 64, 6, 5, 32, true, 0.0, 0x1p40),    // huge values
+                         make_case(rng, 64, 6, 5, 32, true, 0.0, 0x1p-40)};  // tiny values: eps dominates
+    // Constant groups: the variance is exactly zero and eps alone sets the scale.
+    Case flat = make_case(rng, 64, 4, 4, 32, false);
+    std::vector<double> x(64 * 16);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i / 32) * 0.25 - 2;
+    set_values(flat.inputs[0], x);
+    flat.label = "constant groups";
+    cs.push_back(flat);
+    return cs;
+  };
+  k.reference = group_norm_reference;
+  k.run = run_group_norm;
+  k.controls = {
+      reimplemented("one-pass-fp32-variance", one_pass_variance),
+      perturbed_params("dropped-eps", [](Params& p) { p[1] = 0; }),
+      perturbed_params("statistics-over-two-groups", [](Params& p) { p[0] = p[0] / 2; }),
+      perturbed_params("dropped-silu", [](Params& p) { p[2] = p[2] != 0 ? 0 : 1; }),
+      perturbed_inputs("fp16-staging", [](std::vector<Tensor>& in) { map_values(in[0], f16_of); }),
+  };
+  k.limit_cases = [] {
+    std::vector<Case> cs;
+    for (auto [c, hw] : {std::pair{128, 1024}, {256, 1024}, {512, 128}}) {
+      Case k;
+      k.label = label({{"c", c}, {"hw", hw}});
+      k.inputs = {shape_only(DType::F32, {c, hw, hw}), shape_only(DType::BF16, {c}), shape_only(DType::BF16, {c})};
+      k.outputs = {shape_only(DType::F32, {c, hw, hw})};
+      k.params = {32, 1e-6, 1};
+      cs.push_back(k);
+    }
+    return cs;
+  };
+  add_kernel(std::move(k));
 }
 
 }  // namespace tf::contract

@@ -1,6 +1,5 @@
 // Convolution as an implicit GEMM: M = Co, N = Ho*Wo, K = Ci*kh*kw; the channel-major output
 // [Co, Ho*Wo] is the GEMM's C exactly, and the im2col matrix is gathered tile by tile, never stored.
-#include <algorithm>
 #include <string>
 
 #include "backend/cuda/runtime/launch_check.h"
@@ -44,8 +43,7 @@ bool subpixel_applies(const ConvShape& s, bool norm) {
 size_t aligned(size_t bytes) { return (bytes + 255) & ~size_t(255); }
 }  // namespace
 
-namespace {
-size_t conv_only_workspace_bytes(const ConvShape& s) {
+size_t conv_workspace_bytes(const ConvShape& s) {
   const int taps = s.kh * s.kw;
   if (!tma_applies(s)) return s.kh == 3 && s.Ci % 32 == 0 ? size_t(s.Co) * s.Ci * 9 * sizeof(__nv_bfloat16) : 0;
   if (conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride)) return 0;  // reads the picture itself
@@ -57,28 +55,6 @@ size_t conv_only_workspace_bytes(const ConvShape& s) {
   const size_t sub_picture = size_t(s.Ci) * s.H * s.W * sizeof(__nv_bfloat16);
   if (subpixel_applies(s, false)) return aligned(sub_weights) + 2 * aligned(sub_picture);
   return aligned(weights) + 2 * aligned(picture);  // tap-major weights, x hi, x lo (channels last)
-}
-
-// The per-tile moment sums the TMA kernel's epilogue gives for y (TF_CONV_MOMENTS), or 0 where it does not.
-int tma_moment_tiles(const ConvShape& s, bool norm) {
-  if (!tma_applies(s) || conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride) ||
-      !variant_is<Variant::conv_moments>("epilogue"))
-    return 0;
-  const SplitPicture b{nullptr, nullptr, s.Ci, 0, 0};
-  if (subpixel_applies(s, norm)) return split_tma_moment_tiles(false, s.Co, b, {3, 1, 1, 1, s.H, s.W, true});
-  return split_tma_moment_tiles(false, s.Co, b, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo});
-}
-
-// The moments' workspace: the epilogue's per-tile sums, or channel_moments' per-block ones.
-size_t moments_workspace_bytes(const ConvShape& s, bool norm) {
-  const size_t tiles = sizeof(double2) * size_t(s.Co) * tma_moment_tiles(s, norm);
-  return std::max(tiles, channel_moments_workspace_bytes(s.Co, int64_t(s.Ho) * s.Wo));
-}
-}  // namespace
-
-size_t conv_workspace_bytes(const ConvShape& s, bool moments) {
-  const size_t conv = conv_only_workspace_bytes(s);
-  return moments ? aligned(conv) + std::max(moments_workspace_bytes(s, false), moments_workspace_bytes(s, true)) : conv;
 }
 
 namespace {
@@ -176,7 +152,7 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 
 // The sub-pixel classes: the picture split at its own size, each class's weights summed, one launch.
 void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-                  const ConvShape& s, void* workspace, double2* partials, cudaStream_t stream) {
+                  const ConvShape& s, void* workspace, cudaStream_t stream) {
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
   auto* wk = reinterpret_cast<__nv_bfloat16*>(ws);
@@ -185,17 +161,13 @@ void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, false, nullptr, hi, lo, stream);
-  gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
-  e.moments = partials;
+  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, s.H, s.W}, {3, 1, 1, 1, s.H, s.W, true}, e, stream);
 }
 
-// partials: the epilogue's per-tile moment sums (tma_moment_tiles), or null.
 void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
-             const float* residual, float* y, const ConvShape& s, void* workspace, double2* partials,
-             cudaStream_t stream) {
-  if (subpixel_applies(s, norm != nullptr))
-    return run_subpixel(x, w, bias, residual, y, s, workspace, partials, stream);
+             const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  if (subpixel_applies(s, norm != nullptr)) return run_subpixel(x, w, bias, residual, y, s, workspace, stream);
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
@@ -208,8 +180,7 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
-  gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
-  e.moments = partials;
+  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
                    stream);
 }
@@ -238,26 +209,11 @@ void check_conv_shape(const char* op, const ConvShape& s) {
 
 }  // namespace
 
-namespace {
-
-// y's moments where asked: reduced from the epilogue's per-tile sums where it gave them, else a pass over y.
-// run(partials) runs the convolution, partials null where the epilogue gives none.
-template <class Run>
-void with_moments(const ConvShape& s, bool norm, void* workspace, double2* moments, const float* y, cudaStream_t stream,
-                  const Run& run) {
-  if (!moments) return run(nullptr);
-  auto* partials = reinterpret_cast<double2*>(static_cast<unsigned char*>(workspace) +
-                                              aligned(conv_only_workspace_bytes(s)));
-  const int P = tma_moment_tiles(s, norm);
-  run(P > 0 ? partials : nullptr);
-  if (P > 0) return launch_reduce_moment_partials(partials, s.Co, P, moments, stream);
-  launch_channel_moments(y, s.Co, int64_t(s.Ho) * s.Wo, moments, partials, stream);
-}
-
-void conv_any(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-              const ConvShape& s, void* workspace, double2* partials, cudaStream_t stream) {
+void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+  check_conv_shape("conv2d", s);
   const bool up = s.upsample_input;
-  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, partials, stream);
+  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream);
   if (conv_workspace_bytes(s) > 0) {
     if (s.stride == 1 && !up) return run_tap_major<1, false>(x, w, bias, residual, y, s, workspace, stream);
     if (s.stride == 1 && up) return run_tap_major<1, true>(x, w, bias, residual, y, s, workspace, stream);
@@ -275,27 +231,15 @@ void conv_any(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias,
   fail("conv2d (cuda): this kernel/stride/upsample combination is not built");
 }
 
-}  // namespace
-
-void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream, double2* moments) {
-  check_conv_shape("conv2d", s);
-  with_moments(s, false, workspace, moments, y, stream, [&](double2* partials) {
-    conv_any(x, w, bias, residual, y, s, workspace, partials, stream);
-  });
-}
-
 bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
 
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, double2* moments) {
+                              void* workspace, cudaStream_t stream) {
   check_conv_shape("group_norm_conv2d", s);
   if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off, or "
                             "channels below 64 or not a multiple of 32)");
-  with_moments(s, true, workspace, moments, y, stream, [&](double2* partials) {
-    run_tma(x, &norm, w, bias, residual, y, s, workspace, partials, stream);
-  });
+  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);
 }
 
 }  // namespace tf::cuda

@@ -126,12 +126,7 @@ GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamm
 
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
                        int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream) {
-  launch_group_norm_apply(x, launch_group_norm_stats(x, gamma, beta, C, HW, groups, eps, silu, workspace, stream), C,
-                          HW, y, stream);
-}
-
-void launch_group_norm_apply(const float* x, const GroupNormApply& n, int C, int64_t HW, float* y,
-                             cudaStream_t stream) {
+  const GroupNormApply n = launch_group_norm_stats(x, gamma, beta, C, HW, groups, eps, silu, workspace, stream);
   const int Q = int(std::clamp<int64_t>((HW + kThreads * 16 - 1) / (kThreads * 16), 1, 1024));
   group_apply_kernel<<<dim3(Q, C), kThreads, 0, stream>>>(x, n, HW, y);
   check_launch("group_norm (group_apply_kernel)");

@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   if (wg == 0) {
     registers_decrease<kProducerRegisters<CO>>();
     if (CO == kStagedCo && threadIdx.x >= 32) {  // the store warps
-      run_store_warps<kStagedCo, 1, CT == 0>(e, s, staged, out_full, out_empty, res_full);
+      run_store_warps<kStagedCo, 1, false>(e, s, staged, out_full, out_empty, res_full);
       return;
     }
     if (threadIdx.x != 0) return;

@@ -225,9 +225,6 @@ struct Epilogue {
   const __nv_bfloat16* bias;    // [M] or null
   const float* residual;        // same layout as c, or null
   int M, N;
-  // [M, P] per-tile (sum c, sum c^2) in fp64, P tiles a row (split_tma_moment_tiles), or null; only the TMA
-  // kernels whose store warps store the tiles write them
-  double2* moments = nullptr;
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

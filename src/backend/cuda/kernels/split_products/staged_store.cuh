@@ -135,51 +135,6 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
   }
 }
 
-// The tile's moment partial pt of each row (gemm::Epilogue::moments): store thread 32 w + l takes rows 32 w + l,
-// + 96, ... whole, each value as store_staged stored it (a residual not staged read back), in fp64 over four
-// accumulators (positions p % 4) then in order: no shuffles, so the rows' chains run side by side.
-template <int ROWS, int SHIFT>
-__device__ __forceinline__ void staged_row_moments(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                   int ox0, int pt, const OutMap& map, const float* staged, int w,
-                                                   int lane, bool final) {
-  uint32_t in[kStagedPositions / 32];  // bit l of in[i]: position l + 32 i lies in the picture
-#pragma unroll
-  for (int i = 0; i < kStagedPositions / 32; ++i) {
-    const int p = lane + 32 * i;
-    in[i] = __ballot_sync(0xffffffffu, oy0 + p / s.BW < s.Ho && ox0 + p % s.BW < s.Wo);
-  }
-  const int P = s.tiles / s.m_tiles;
-#pragma unroll 1
-  for (int r = 32 * w + lane; r < ROWS; r += 32 * kStoreWarps) {
-    const int m = m0 + r;
-    if (m >= e.M) break;
-    const float bias = final || !e.bias ? 0.f : __bfloat162float(e.bias[m]);
-    double sum[4] = {0.0, 0.0, 0.0, 0.0}, sq[4] = {0.0, 0.0, 0.0, 0.0};
-#pragma unroll
-    for (int i = 0; i < kStagedPositions / 32; ++i) {
-#pragma unroll 2
-      for (int k = 0; k < 32; k += 4) {
-        const float4 a = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, 32 * i + k));
-        const float f[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          if (!(in[i] >> (k + j) & 1)) continue;
-          float v = final ? f[j] : __fadd_rn(__fmul_rn(e.alpha, f[j]), bias);
-          if (!final && e.residual) {
-            const int p = 32 * i + k + j, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
-            v = __fadd_rn(v, e.residual[int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col]);
-          }
-          const double d = double(v);
-          sum[j] = __dadd_rn(sum[j], d);
-          sq[j] = __dadd_rn(sq[j], __dmul_rn(d, d));
-        }
-      }
-    }
-    e.moments[int64_t(m) * P + pt] = make_double2(__dadd_rn(__dadd_rn(sum[0], sum[1]), __dadd_rn(sum[2], sum[3])),
-                                                  __dadd_rn(__dadd_rn(sq[0], sq[1]), __dadd_rn(sq[2], sq[3])));
-  }
-}
-
 // The store warps' loop over the persistent block's tiles (ROWS output channels a tile, placed by tile_place):
 // wait for the consumers' staged tile, store it, free the staging; where residual_staged, each tile's residual is
 // copied into the staging first (res_full: it has landed), the next one's as soon as this tile's rows are stored.
@@ -199,12 +154,7 @@ __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const C
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
     mbarrier_wait_idle(out_full, n & 1);
     const TilePlace q = tile_place(s, tile, ROWS);
-    const OutMap map = out_map(s, q.cls);
-    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, map, staged, w, lane, copied);
-    if (e.moments) {  // the tile's moment partial: its place among the position tiles (all classes)
-      const int pt = tile / s.classes / s.m_tiles * s.classes + q.cls;
-      staged_row_moments<ROWS, SHIFT>(e, s, q.m0, q.oy0, q.ox0, pt, map, staged, w, lane, copied);
-    }
+    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, out_map(s, q.cls), staged, w, lane, copied);
     mbarrier_arrive(out_empty);
     copy(tile + gridDim.x);  // rows this lane alone reads and writes: its stores above have their values
   }

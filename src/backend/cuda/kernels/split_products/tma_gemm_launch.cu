@@ -71,8 +71,7 @@ void launch_halo(const CUtensorMap& w, const CUtensorMap& hi, const CUtensorMap&
 // 96 outputs: a fixed tap pattern for 2 (the last 32 deep) or 3 channel tiles, else the general loop.
 template <bool HALO, class... A>
 void launch_cols_any(int M, const conv_tma::ConvTiles& t, const A&... args) {
-  // (the sub-pixel classes' one-product K tiles only in the general loop)
-  const bool ct3 = t.c_tiles == 3 && !t.half_last && t.classes == 1, ct2h = t.c_tiles == 2 && t.half_last && t.classes == 1;
+  const bool ct3 = t.c_tiles == 3 && !t.half_last, ct2h = t.c_tiles == 2 && t.half_last;
   if constexpr (HALO) {
     if (M == 96 && ct3) return launch_halo<96, 3, false>(args...);
     if (M == 96 && ct2h) return launch_halo<96, 2, true>(args...);
@@ -93,55 +92,6 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split) {
 
 bool subpixel_supported(int C, int M) { return C % conv_tma::BK == 0 && M != 96; }
 
-namespace {
-
-// The tiles a launch_split_tma call runs: their geometry and which kernel takes them.
-struct TmaPlan {
-  conv_tma::ConvTiles t{};
-  bool cols = false, halo = false;
-  int MK = 0;  // output channels a tile
-  // Whether the kernel's store warps store every tile (and so can sum its outputs' moments).
-  bool store_warps(bool a_split) const { return !a_split && (!cols || MK == 96); }
-};
-
-TmaPlan plan_split_tma(bool a_split, int M, const SplitPicture& b, const ConvWindow& w) {
-  using namespace conv_tma;
-  TmaPlan p;
-  ConvTiles& t = p.t;
-  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
-  t.pad_left = w.pad_left;
-  choose_tile(t);
-  // 96 or 192 output channels: one tile of all of them as the wgmma's N
-  p.cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
-  t.c_tiles = (b.C + BK - 1) / BK;
-  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
-  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
-  // them and stage their residual, where the column tiles' consumers stored their own)
-  p.halo = p.cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
-           halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
-  // the sub-pixel classes' 192 outputs as two 96-output column tiles, their store warps storing every other column
-  const bool halves =
-      p.halo || (p.cols && M == 192 && w.subpixel && variant_is<Variant::conv_subpixel_192>("halves"));
-  p.MK = halves ? 96 : M;
-  t.classes = w.subpixel ? 4 : 1;
-  t.m_tiles = p.cols ? M / p.MK : (M + BM - 1) / BM;
-  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
-  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
-  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
-  t.tiles = int(tiles);
-  t.KT = t.ks * t.ks * t.c_tiles;
-  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
-  t.class_k = (t.KT + t.KT1) * BK;
-  return p;
-}
-
-}  // namespace
-
-int split_tma_moment_tiles(bool a_split, int M, const SplitPicture& b, const ConvWindow& w) {
-  const TmaPlan p = plan_split_tma(a_split, M, b, w);
-  return p.store_warps(a_split) ? p.t.tiles / p.t.m_tiles : 0;
-}
-
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
@@ -153,12 +103,28 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
                      !subpixel_supported(b.C, M)))
     fail("split product (TMA): sub-pixel classes need a 3x3 stride-1 window padded by 1, channels a multiple of 64 "
          "and outputs other than 96");
-  const TmaPlan plan = plan_split_tma(a_split, M, b, w);
-  if (e.moments && !plan.store_warps(a_split))
-    fail("split product (TMA): moments asked of a kernel whose consumers store (split_tma_moment_tiles is 0)");
-  ConvTiles t = plan.t;
-  const bool cols = plan.cols, halo = plan.halo;
-  const int MK = plan.MK;
+  ConvTiles t{};
+  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
+  t.pad_left = w.pad_left;
+  choose_tile(t);
+  // 96 or 192 output channels: one tile of all of them as the wgmma's N
+  const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
+  t.c_tiles = (b.C + BK - 1) / BK;
+  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
+  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
+  // them and stage their residual, where the column tiles' consumers stored their own)
+  const bool halo = cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
+                    halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
+  const int MK = halo ? 96 : M;  // output channels a tile
+  t.classes = w.subpixel ? 4 : 1;
+  t.m_tiles = cols ? M / MK : (M + BM - 1) / BM;
+  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
+  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
+  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
+  t.tiles = int(tiles);
+  t.KT = t.ks * t.ks * t.c_tiles;
+  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
+  t.class_k = (t.KT + t.KT1) * BK;
 
   // A exact: each tap's channels padded to c_tiles * 64 (the K tile's coordinate); A split: one tap,
   // its columns past C read as zeros by TMA; sub-pixel: each class's 4 + 3 taps.
