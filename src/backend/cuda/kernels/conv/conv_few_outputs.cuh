@@ -6,8 +6,8 @@
 #include <cuda_bf16.h>
 
 #include "backend/cuda/kernels/norm/group_norm_affine.cuh"
-#include "backend/cuda/primitives/tensor_core.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/primitives/tensor_core.cuh"
 #include "backend/cuda/runtime/launch_check.h"
 
 namespace tf::cuda {
@@ -29,7 +29,7 @@ inline size_t conv_few_outputs_smem(int Ci, bool norm) {
   return size_t(9) * Ci * sizeof(float4) + (norm ? size_t(Ci) * sizeof(ChannelAffine) : 0) +
          size_t(2) * kFewChunkFloats * sizeof(float);
 }
-constexpr size_t kFewSmemLimit = 113 * 1024;  // two blocks an SM
+constexpr size_t kFewSmemLimit = 113 * 1024;  // two blocks an SM (so inputs up to 248 channels with a GroupNorm)
 // Whether conv_few_outputs takes a convolution.
 inline bool conv_few_outputs_apply(int Co, int Ci, int kh, int stride) {
   return Co <= kFewOutputsMax && kh == 3 && stride == 1 && Ci % kFewChunk == 0 &&
