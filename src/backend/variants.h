@@ -111,10 +111,13 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "
      "its operands)",
      false},
-    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"auto", "strided"},
-     "the channels attention's softmax: `auto` holds rows of 4,096 or 16,384 scores in registers (one read), "
-     "`strided` reads every row three times",
-     true},
+    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"tiles", "resident", "strided"},
+     "the channels attention's softmax: `tiles`, where both products read split operands through TMA, is split over "
+     "them (the scores' epilogue writes each 128-key tile's exp(s - tile max) and stats, a pass makes each tile's "
+     "factor, the values' product joins each 128-key block times it: no scores stored), elsewhere as `resident`; "
+     "`resident` a pass between the products holding rows of 4,096 or 16,384 scores in registers (one read); "
+     "`strided` that pass reading every row three times",
+     false},
     {Variant::cpu_linear, "TF_CPU_LINEAR", {"auto", "scalar", "avx2", "avx512"},
      "the CPU's linear kernel: `auto` the widest the machine has; a named one where the machine has it, else the "
      "widest it has",

@@ -142,26 +142,68 @@ double worst_scaled_error(const std::vector<double>& y, const Reference& ref) {
   return worst_scaled_error(std::vector<float>(y.begin(), y.end()), ref);
 }
 
-// The attention's output bytes with its operands split beforehand (TMA) or inside the products.
-std::vector<float> attention_bytes(int D, int N, bool tma) {
+// The attention's inputs: q, k, v [D, N] from N(0, sigma^2) (q and k; v from N(0, 1)).
+struct AttentionInputs {
+  std::vector<float> q, k, v;
+};
+AttentionInputs attention_inputs(int D, int N, float sigma) {
   std::mt19937 rng(7);
   std::normal_distribution<float> n(0.f, 1.f);
-  std::vector<float> q(size_t(D) * N), k(q.size()), v(q.size()), o(q.size());
-  for (auto* t : {&q, &k, &v})
-    for (auto& x : *t) x = n(rng);
-  float *dq = device_copy(q), *dk = device_copy(k), *dv = device_copy(v), *dout = device_copy(o), *ws = nullptr;
+  AttentionInputs in{std::vector<float>(size_t(D) * N), std::vector<float>(size_t(D) * N), std::vector<float>(size_t(D) * N)};
+  for (auto* t : {&in.q, &in.k, &in.v})
+    for (auto& x : *t) x = n(rng) * (t == &in.v ? 1.f : sigma);
+  return in;
+}
+
+// The attention's output bytes with its operands split beforehand (TMA) or inside the products, the
+// softmax as TF_SOFTMAX_ROWS says.
+std::vector<float> attention_bytes(int D, int N, bool tma, const char* softmax = "resident", float sigma = 1.f) {
+  const AttentionInputs in = attention_inputs(D, N, sigma);
+  std::vector<float> o(in.q.size());
+  float *dq = device_copy(in.q), *dk = device_copy(in.k), *dv = device_copy(in.v), *dout = device_copy(o), *ws = nullptr;
   EXPECT_EQ(cudaMemset(dout, 0xFF, o.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMalloc(&ws, cuda::attention_workspace_floats(D, N) * sizeof(float)), cudaSuccess);
   {
     variants::Override operands(Variant::split_operands, tma ? "auto" : "gather");
+    variants::Override rows(Variant::softmax_rows, softmax);
     cuda::launch_attention_single_head(dq, dk, dv, D, N, 1.f / 8.f, dout, ws, 0);
   }
   EXPECT_EQ(cudaMemcpy(o.data(), dout, o.size() * sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
   for (float* p : {dq, dk, dv, dout, ws}) cudaFree(p);
   return o;
 }
+
+// The attention in double (scale 1 / 8, as attention_bytes), o [D, N].
+std::vector<double> attention_reference(int D, int N, float sigma) {
+  const AttentionInputs in = attention_inputs(D, N, sigma);
+  std::vector<double> o(size_t(D) * N), s(N), qi(D);
+  for (int i = 0; i < N; ++i) {
+    for (int d = 0; d < D; ++d) qi[d] = in.q[size_t(d) * N + i];
+    double m = -INFINITY, l = 0.0;
+    for (int j = 0; j < N; ++j) {
+      double dot = 0.0;
+      for (int d = 0; d < D; ++d) dot += qi[d] * double(in.k[size_t(d) * N + j]);
+      s[j] = dot / 8.0;
+      m = std::max(m, s[j]);
+    }
+    for (int j = 0; j < N; ++j) l += (s[j] = std::exp(s[j] - m));
+    for (int d = 0; d < D; ++d) {
+      double acc = 0.0;
+      for (int j = 0; j < N; ++j) acc += s[j] * double(in.v[size_t(d) * N + j]);
+      o[size_t(d) * N + i] = acc / l;
+    }
+  }
+  return o;
+}
+
+double worst_abs_error(const std::vector<float>& y, const std::vector<double>& ref) {
+  double worst = 0.0;
+  for (size_t i = 0; i < y.size(); ++i) worst = std::max(worst, std::abs(double(y[i]) - ref[i]));
+  return worst;
+}
 #endif
 
+// With the softmax pass between the products (TF_SOFTMAX_ROWS=resident) the TMA products give the gathering ones' bytes.
 TEST(CudaAttention, TmaProductsGiveTheGatheringProductsBytes) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
@@ -180,16 +222,41 @@ TEST(CudaAttention, ResidentSoftmaxGivesTheStridedKernelsBytes) {
 #ifdef TF_HAVE_CUDA
   for (int N : {4096, 16384}) {
     ASSERT_EQ(cuda::softmax_rows_resident_width(N), N) << "rows of " << N << " should take the resident kernel";
-    const std::vector<float> resident = attention_bytes(64, N, true);
+    const std::vector<float> resident = attention_bytes(64, N, true, "resident");
     std::vector<float> strided;
     {
       variants::Override rows(Variant::softmax_rows, "strided");
       EXPECT_EQ(cuda::softmax_rows_resident_width(N), 0) << "TF_SOFTMAX_ROWS=strided left rows of " << N << " resident";
-      strided = attention_bytes(64, N, true);
+      strided = attention_bytes(64, N, true, "strided");
     }
     const auto [differ, nan] = bytes_diff(resident, strided);
     EXPECT_EQ(differ, 0u) << "N " << N;
     EXPECT_EQ(nan, 0u) << "outputs left unwritten, N " << N;
+  }
+#endif
+}
+
+// The softmax split over the products (TF_SOFTMAX_ROWS=tiles: each 128-key tile's exp and stats from the scores'
+// epilogue, the values' K blocks scaled by their factors) is as close to float64 as the softmax pass (within 1.25x
+// its error and 2e-6), every output written: a partial key tile, two query blocks, scores spread wide (sigma 3:
+// tile maxima far apart, most weights tiny).
+TEST(CudaAttention, SoftmaxByTilesIsAsCloseToFloat64AsTheSoftmaxPass) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  struct Case {
+    int D, N;
+    float sigma;
+  };
+  for (const Case c : {Case{64, 136, 1.f}, Case{128, 1032, 1.f}, Case{64, 4104, 1.f}, Case{64, 1032, 3.f}}) {
+    const std::vector<double> ref = attention_reference(c.D, c.N, c.sigma);
+    const std::vector<float> tiles = attention_bytes(c.D, c.N, true, "tiles", c.sigma);
+    const std::vector<float> pass = attention_bytes(c.D, c.N, true, "resident", c.sigma);
+    const double e_tiles = worst_abs_error(tiles, ref), e_pass = worst_abs_error(pass, ref);
+    EXPECT_LE(e_tiles, 1.25 * e_pass + 2e-6) << "D " << c.D << " N " << c.N << " sigma " << c.sigma << ": tiles "
+                                             << e_tiles << ", pass " << e_pass;
+    EXPECT_EQ(bytes_diff(tiles, tiles).nan, 0u) << "outputs left unwritten, N " << c.N;
+    EXPECT_GT(bytes_diff(tiles, pass).differ, 0u) << "TF_SOFTMAX_ROWS=tiles did not take the tiles' path";
+    EXPECT_EQ(bytes_diff(tiles, attention_bytes(c.D, c.N, true, "tiles", c.sigma)).differ, 0u) << "a repeat differs";
   }
 #endif
 }

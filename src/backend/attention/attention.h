@@ -23,9 +23,12 @@
 // `scale`; per key block of 256 the running maximum, p = exp(s - max) and the running denominator
 // (sequential sum) are fp32; the output row accumulates p * v in fp32 (fused multiply-adds) and is
 // multiplied by exp(old max - new max) before each block; o is divided by the denominator at the end.
-// CUDA: scores for blocks of up to 4096 queries against all keys in a workspace; both products on
-// the bf16 tensor cores with every fp32 operand split into hi = bf16(x) and lo = bf16(x - hi)
-// (hi*hi + hi*lo + lo*hi in fp32, about 16 significant bits per operand); s = scale * (q . k);
+// CUDA: blocks of up to 4096 queries against all keys; both products on the bf16 tensor cores with
+// every fp32 operand split into hi = bf16(x) and lo = bf16(x - hi) (hi*hi + hi*lo + lo*hi in fp32,
+// about 16 significant bits per operand); s = scale * (q . k). Where d % 64 == 0 and n % 8 == 0
+// (TF_SOFTMAX_ROWS=tiles), per 128-key tile b of a row: m_b = max s, e = exp(s - m_b), l_b = fp32(sum e in
+// double); M = max m_b, L = sum_b l_b exp(m_b - M) in double, f_b = fp32(exp(m_b - M) / L); o = sum over
+// 64-key K tiles of fma(f_b, v . e over the K tile, o). Otherwise the scores are stored and
 // p = exp(s - max) / (their sum in double, rounded to fp32), one row at a time; o = v . p.
 #include "backend/device/seq_offsets.h"
 #include "core/tensor.h"

@@ -4,11 +4,14 @@
 //   t_j = exp(s_j - m), plus what a streaming softmax adds: each of at most R = N - 1 rescales
 //         multiplies by exp(m_old - m_new) (4u) and rounds the product (1u), so 5u R relative;
 //   l = fp32 sum of t_j;  o_c = fp32 dot(t, v_c) / l.
-// CUDA (declared in backend/attention/attention_single_head.h): both products on split-bf16 tensor cores,
-// the whole row's softmax at once: s_j = fp32(split dot(q_i, k_j)) * scale; t_j = exp(s_j - m);
-// l = sum of t_j (in double, rounded once: within the fp32 sum's bound); p_j = t_j / l;
-// o_c = split dot(p, v_c).
+// CUDA (backend/attention/attention.h): both products on split-bf16 tensor cores,
+// s_j = fp32(split dot(q_i, k_j)) * scale. Where d % 64 == 0 and n % 8 == 0 the softmax by 128-key tiles:
+// per tile b, t_j = exp(s_j - m_b), l_b = its sum; f_b = exp(m_b - M) / sum_b l_b exp(m_b - M) (the sums in
+// double: within the fp32 sums' bounds); o_c = sum over 64-key K tiles of f_b * split dot(t, v_c) over the
+// K tile (a fused multiply-add: within a product and a sum's bounds). Otherwise the whole row at once:
+// t_j = exp(s_j - m); l = sum of t_j; p_j = t_j / l; o_c = split dot(p, v_c).
 #include "backend/attention/attention.h"
+#include "backend/variants.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
 
@@ -65,11 +68,47 @@ Reference attention_reference(const Case& c) {
   return {o};
 }
 
+// The tiles' softmax and values (see the header): o[ch * n + i] for query i from its scores s.
+void softmax_by_tiles(const std::vector<Tracked>& s, const std::vector<Tracked>& v, int64_t d, int64_t n, int64_t i,
+                      std::vector<Tracked>& o) {
+  constexpr int64_t kTile = 128, kKTile = 64;
+  const int64_t tiles = (n + kTile - 1) / kTile;
+  std::vector<Tracked> mb(tiles), lb(tiles), f(tiles), t(static_cast<size_t>(n)), scaled(tiles);
+  Tracked big{-std::numeric_limits<double>::infinity(), 0};
+  for (int64_t b = 0; b < tiles; ++b) {
+    mb[b] = {-std::numeric_limits<double>::infinity(), 0};
+    for (int64_t j = b * kTile; j < std::min(n, (b + 1) * kTile); ++j) {
+      mb[b].v = std::fmax(mb[b].v, s[j].v);
+      mb[b].e = std::fmax(mb[b].e, s[j].e);
+    }
+    for (int64_t j = b * kTile; j < std::min(n, (b + 1) * kTile); ++j) t[j] = f32_exp(f32_sub(s[j], mb[b]));
+    lb[b] = f32_sum(std::span<const Tracked>(t.data() + b * kTile, static_cast<size_t>(std::min(n, (b + 1) * kTile) - b * kTile)));
+    big.v = std::fmax(big.v, mb[b].v);
+    big.e = std::fmax(big.e, mb[b].e);
+  }
+  for (int64_t b = 0; b < tiles; ++b) scaled[b] = f32_mul(lb[b], f32_exp(f32_sub(mb[b], big)));
+  const Tracked l = f32_sum(scaled);
+  for (int64_t b = 0; b < tiles; ++b) f[b] = f32_div(f32_exp(f32_sub(mb[b], big)), l);
+  for (int64_t ch = 0; ch < d; ++ch) {
+    Tracked acc = exact(0.0);
+    for (int64_t j0 = 0; j0 < n; j0 += kKTile) {
+      F32Sum dot;
+      for (int64_t j = j0; j < std::min(n, j0 + kKTile); ++j) dot.add_split_bf16_product(v[ch * n + j], t[j]);
+      acc = f32_add(acc, f32_mul(dot.result(), f[j0 / kTile]));
+    }
+    o[ch * n + i] = acc;
+  }
+}
+
 Reference attention_reference_split_gemm(const Case& c) {
   const int64_t d = c.inputs[0].dim(0), n = c.inputs[0].dim(1);
   const Tracked scale = exact(f32_of(c.params[0]));
   std::vector<Tracked> qt = token_major(c.inputs[0]), kt = token_major(c.inputs[1]), v = tracked_of(c.inputs[2]);
   std::vector<Tracked> o(v.size()), s(static_cast<size_t>(n)), t(static_cast<size_t>(n));
+  // the dispatch of attention_launch.cu: both products on the TMA kernel, the softmax by tiles
+  const bool by_tiles = d % 64 == 0 && n % 8 == 0 && variant_is<Variant::softmax_rows>("tiles") &&
+                        variant_is<Variant::channels_attention_kernel>("wgmma") &&
+                        variant_is<Variant::split_operands>("auto");
   for (int64_t i = 0; i < n; ++i) {
     Tracked m{-std::numeric_limits<double>::infinity(), 0};
     for (int64_t j = 0; j < n; ++j) {
@@ -78,6 +117,10 @@ Reference attention_reference_split_gemm(const Case& c) {
       s[j] = f32_mul(dot.result(), scale);
       m.v = std::fmax(m.v, s[j].v);
       m.e = std::fmax(m.e, s[j].e);
+    }
+    if (by_tiles) {
+      softmax_by_tiles(s, v, d, n, i, o);
+      continue;
     }
     for (int64_t j = 0; j < n; ++j) t[j] = f32_exp(f32_sub(s[j], m));
     Tracked l = f32_sum(t);
@@ -146,7 +189,9 @@ void register_attention_f32_channels(bool cuda) {
   k.backends = backends(cuda);
   k.random_cases = [](Rng& rng) {
     return std::vector<Case>{random_case(rng, 32, 63), random_case(rng, 16, 64), random_case(rng, 24, 65),
-                             random_case(rng, 8, 257), random_case(rng, 5, 1)};
+                             random_case(rng, 8, 257), random_case(rng, 5, 1),
+                             // CUDA's TMA products and the softmax by tiles: a partial key tile, three tiles
+                             random_case(rng, 64, 136), random_case(rng, 64, 264)};
   };
   k.adversarial_cases = [](Rng& rng) {
     std::vector<Case> cs;

@@ -2,7 +2,11 @@
 // storage), P = softmax(S) row by row in place, O_b = V P^T. Both products run on the split-bf16
 // GEMM (hi*hi + hi*lo + lo*hi in fp32), so scores and outputs keep fp32-class accuracy.
 // Where the TMA-fed kernel applies, q and k are split once into channels-last hi/lo, v into hi/lo,
-// and the softmax writes P already split: the same bytes as splitting inside the products.
+// and the softmax writes P already split: the same bytes as splitting inside the products. There the
+// softmax is split over the products by default (TF_SOFTMAX_ROWS=tiles): the scores' epilogue writes each
+// 128-key tile's e = exp(s - tile max) split, with the tile's max and sum; a pass turns a row's tile stats
+// into a factor per tile, exp(tile max - row max) / row sum; the values' product joins each 128-key block's
+// sums times its factor. The scores are never stored and no pass reads them.
 #include <algorithm>
 
 #include "backend/cuda/runtime/launch_check.h"
@@ -154,7 +158,8 @@ void run_gemm(const A& a, const B& b, const gemm::Epilogue& e, cudaStream_t stre
 }  // namespace
 
 int softmax_rows_resident_width(int N) {
-  return variant_is<Variant::softmax_rows>("auto") && (N == kSoftmaxThreads * 64 || N == kSoftmaxThreads * 16) ? N : 0;
+  return !variant_is<Variant::softmax_rows>("strided") && (N == kSoftmaxThreads * 64 || N == kSoftmaxThreads * 16) ? N
+                                                                                                                   : 0;
 }
 
 int attention_query_block(int N) { return std::min(N, 4096); }
@@ -165,11 +170,35 @@ bool tma_applies(int D, int N) {
   return wgmma_on() && variant_is<Variant::split_operands>("auto") && D % 64 == 0 && N % 8 == 0;
 }
 
-// Scores, P hi/lo, then q^T, k^T (channels last) and v, each as hi and lo.
+constexpr int kSoftmaxTile = 128;  // the scores' tile width (conv_tma::kSoftmaxTile)
+
+// One warp per query row i of nq: from the row's tile stats (max m_b, sum l_b; stats[i * tiles + b]) the row's
+// max M and sum L = sum_b l_b exp(m_b - M) in double (lane partials over b = lane + 32 u in order, then a fixed
+// butterfly), then factor[b * nq + i] = fp32(exp(m_b - M) / L) for each tile.
+__global__ void tile_factors_kernel(const float2* __restrict__ stats, int nq, int tiles, float* __restrict__ factor) {
+  const int i = int(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (i >= nq) return;
+  const float2* row = stats + int64_t(i) * tiles;
+  float m = -INFINITY;
+  for (int b = lane; b < tiles; b += 32) m = fmaxf(m, row[b].x);
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  double sum = 0.0;
+  for (int b = lane; b < tiles; b += 32) sum += double(row[b].y) * double(expf(__fsub_rn(row[b].x, m)));
+  for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);
+  for (int b = lane; b < tiles; b += 32)
+    factor[int64_t(b) * nq + i] = float(double(expf(__fsub_rn(row[b].x, m))) / sum);
+}
+
+// Scores (or, softmax by tiles, the tiles' stats and factors), P hi/lo, then q^T, k^T (channels last) and v,
+// each as hi and lo.
 void attention_tma(const float* q, const float* k, const float* v, int D, int N, float scale, float* o,
                    float* workspace, cudaStream_t stream) {
   const int block = attention_query_block(N);
+  const bool tiles = variant_is<Variant::softmax_rows>("tiles");
   float* s = workspace;
+  const int n_tiles = (N + kSoftmaxTile - 1) / kSoftmaxTile;
+  auto* stats = reinterpret_cast<float2*>(workspace);  // (tiles) where the scores would be
+  float* factor = workspace + 2 * size_t(block) * n_tiles;
   auto* split = reinterpret_cast<__nv_bfloat16*>(workspace + size_t(block) * N);
   __nv_bfloat16 *p_hi = split, *p_lo = p_hi + size_t(block) * N;
   const size_t DN = size_t(D) * N;
@@ -181,12 +210,21 @@ void attention_tma(const float* q, const float* k, const float* v, int D, int N,
   for (int i0 = 0; i0 < N; i0 += block) {
     const int nq = std::min(block, N - i0);
     // S[i, j] = scale * sum_d q[d, i0 + i] k[d, j]: a 1x1 window over the one-row picture k^T
-    const gemm::Epilogue es{s, N, scale, nullptr, nullptr, nq, N};
+    gemm::Epilogue es{s, N, scale, nullptr, nullptr, nq, N};
+    if (tiles) es.exp_tiles = {p_hi, p_lo, stats, n_tiles};
     launch_split_tma(qt_hi + size_t(i0) * D, qt_lo + size_t(i0) * D, nq, {kt_hi, kt_lo, D, 1, N}, {1, 1, 0, 0, 1, N},
                      es, stream);
-    launch_softmax_rows<true>(s, nq, N, p_hi, p_lo, stream);
+    if (tiles) {
+      constexpr int kRowsPerBlock = 8;
+      tile_factors_kernel<<<unsigned((nq + kRowsPerBlock - 1) / kRowsPerBlock), 32 * kRowsPerBlock, 0, stream>>>(
+          stats, nq, n_tiles, factor);
+      check_launch("attention (tile_factors_kernel)");
+    } else {
+      launch_softmax_rows<true>(s, nq, N, p_hi, p_lo, stream);
+    }
     // O[d, i0 + i] = sum_j v[d, j] P[i, j]: P's rows are the one-row picture, N channels deep
-    const gemm::Epilogue eo{o + i0, N, 1.f, nullptr, nullptr, D, nq};
+    gemm::Epilogue eo{o + i0, N, 1.f, nullptr, nullptr, D, nq};
+    if (tiles) eo.k_block_scale = factor;
     launch_split_tma(v_hi, v_lo, D, {p_hi, p_lo, N, 1, nq}, {1, 1, 0, 0, 1, nq}, eo, stream);
   }
 }

@@ -12,7 +12,7 @@
 // warpgroups 1 and 2 multiply 64 Co rows each; blocks loop over output tiles.
 // With A_SPLIT the A operand is an fp32 matrix split into hi and lo as well (the attention's
 // products, each a 1x1 convolution over a one-row picture): per k16 A_hi B_lo, A_hi B_hi, A_lo B_hi,
-// the order of split_wgmma_f32_kernel.
+// the order of split_wgmma_f32_kernel; the softmax between them may be split over the two (SoftmaxStep).
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -42,6 +42,13 @@ constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT>
 static_assert(kSmemBytes<false> <= 227 * 1024 && kSmemBytes<true> + kOutBytes <= 227 * 1024);
 
 constexpr int kSplitPositions = 128;  // positions per block of the split pass, 32 at a time
+
+// The split-A kernels' part of a softmax taken per 128-column tile (attention_launch.cu): none; the scores'
+// epilogue writing each tile's e and stats (gemm::ExpTiles); the values' K blocks of 128 joined times their
+// columns' factors (gemm::Epilogue::k_block_scale).
+enum class SoftmaxStep { none, exp_tiles, scaled_k };
+constexpr int kSoftmaxTile = BN;  // the scores' tile width, so the values' K block
+static_assert(kSoftmaxTile % BK == 0);
 
 // x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws;
 // through GroupNorm's map when NORM) -> hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi).
@@ -244,7 +251,73 @@ __device__ __forceinline__ void store_tile_direct(const gemm::Epilogue& e, const
   }
 }
 
-template <bool A_SPLIT>
+// The scores' tile softmax (gemm::ExpTiles) from a tile's accumulators (acc[4 j + 2 h + u]: row
+// 16 (t / 32) + (t % 32) / 4 + 8 h of its warpgroup's 64, column 8 j + 2 (t % 4) + u; a quad holds a row):
+// the row's maximum over columns below N, e = exp(s - max) stored split as bf16 pairs, the sum of e in double
+// (the thread's columns in order, then the quad's butterfly), stats written by the quad's first lane.
+__device__ __forceinline__ void store_tile_exp(const gemm::Epilogue& e, int m0, int n0, int cw, int t,
+                                               const float (&acc)[64]) {
+  const int q = t % 4;
+  const gemm::ExpTiles& x = e.exp_tiles;
+  const bool pairs = (e.ldc % 2) == 0;
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
+    float mx = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+      for (int u = 0; u < 2; ++u)
+        if (n0 + 8 * j + 2 * q + u < e.N) mx = fmaxf(mx, __fmul_rn(e.alpha, acc[4 * j + 2 * h + u]));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+    double sum = 0.0;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+      const int n = n0 + 8 * j + 2 * q;
+      float ev[2];
+      __nv_bfloat16 hi[2], lo[2];
+#pragma unroll
+      for (int u = 0; u < 2; ++u) {
+        ev[u] = n + u < e.N ? expf(__fsub_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + u]), mx)) : 0.f;
+        sum += double(ev[u]);
+        gemm::split_bf16(ev[u], hi[u], lo[u]);
+      }
+      if (m >= e.M || n >= e.N) continue;
+      const int64_t at = int64_t(m) * e.ldc + n;
+      if (pairs && n + 1 < e.N) {
+        *reinterpret_cast<__nv_bfloat162*>(x.hi + at) = __halves2bfloat162(hi[0], hi[1]);
+        *reinterpret_cast<__nv_bfloat162*>(x.lo + at) = __halves2bfloat162(lo[0], lo[1]);
+      } else {
+        x.hi[at] = hi[0], x.lo[at] = lo[0];
+        if (n + 1 < e.N) x.hi[at + 1] = hi[1], x.lo[at + 1] = lo[1];
+      }
+    }
+    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
+    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
+    if (q == 0 && m < e.M) x.stats[int64_t(m) * x.tiles + n0 / kSoftmaxTile] = make_float2(mx, float(sum));
+  }
+}
+
+// This thread's columns' factors (f[2 j + u]: column n0 + 8 j + 2 (t % 4) + u) for the values' K block b;
+// columns at or past N get 0.
+__device__ __forceinline__ void block_factors(const gemm::Epilogue& e, int n0, int b, int t, float (&f)[32]) {
+  const float* row = e.k_block_scale + int64_t(b) * e.N;
+  const bool pairs = (e.N % 2) == 0;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j) {
+    const int n = n0 + 8 * j + 2 * (t % 4);
+    if (pairs && n + 1 < e.N) {
+      const float2 v = *reinterpret_cast<const float2*>(row + n);
+      f[2 * j] = v.x, f[2 * j + 1] = v.y;
+    } else {
+      f[2 * j] = n < e.N ? row[n] : 0.f;
+      f[2 * j + 1] = n + 1 < e.N ? row[n + 1] : 0.f;
+    }
+  }
+}
+
+template <bool A_SPLIT, SoftmaxStep STEP = SoftmaxStep::none>
 __global__ void __launch_bounds__(THREADS, 1)
     conv_tma_kernel(const __grid_constant__ CUtensorMap w_map, const __grid_constant__ CUtensorMap w_lo_map,
                     const __grid_constant__ CUtensorMap hi_map, const __grid_constant__ CUtensorMap lo_map,
@@ -317,15 +390,20 @@ __global__ void __launch_bounds__(THREADS, 1)
   const bool copied = !A_SPLIT && residual_staged(e, s);
   int n = 0;  // tiles staged for the store warps
   int it = 0;
+  static_assert(A_SPLIT || STEP == SoftmaxStep::none);
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
+    const TilePlace q = tile_place(s, tile, BM);
     float bias[2];  // asked for before the products, used after them
-    if (copied) row_biases(e, tile_place(s, tile, BM).m0, cw, t, bias);
+    if (copied) row_biases(e, q.m0, cw, t, bias);
     float acc[64], part[64];
+    float f[STEP == SoftmaxStep::scaled_k ? 32 : 1];  // the K block's factors for this thread's columns
 #pragma unroll
     for (int i = 0; i < 64; ++i) acc[i] = 0.f;
     for (int kt = 0; kt < s.KT; ++kt, ++it) {
       const int st = it % STAGES;
       unsigned char* src = base + st * kStageBytes;
+      if constexpr (STEP == SoftmaxStep::scaled_k)  // asked for before the wait, used after the products
+        if (kt * BK % kSoftmaxTile == 0) block_factors(e, q.ox0, kt * BK / kSoftmaxTile, t, f);
       mbarrier_wait(full + st, (it / STAGES) & 1);
       gemm_wgmma::split_k_tile<A_SPLIT>(part, wgmma_descriptor(src + 64 * cw * BK * 2),
                                         wgmma_descriptor(src + kTileBytes + 64 * cw * BK * 2),
@@ -334,8 +412,13 @@ __global__ void __launch_bounds__(THREADS, 1)
       wgmma_wait_all();
       wgmma_fence_registers(part);
       mbarrier_arrive(empty + st);
+      if constexpr (STEP == SoftmaxStep::scaled_k) {
 #pragma unroll
-      for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+        for (int i = 0; i < 64; ++i) acc[i] = __fmaf_rn(part[i], f[2 * (i / 4) + i % 2], acc[i]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
+      }
     }
     if constexpr (!A_SPLIT) {
       for (int j = 0; j < s.KT1; ++j, ++it) {  // sub-pixel classes: the weights' lo against the picture's hi
@@ -350,7 +433,6 @@ __global__ void __launch_bounds__(THREADS, 1)
         for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(acc[i], part[i]);
       }
     }
-    const TilePlace q = tile_place(s, tile, BM);
     if constexpr (!A_SPLIT) {
       if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
       if (copied) {
@@ -361,6 +443,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       mbarrier_arrive(out_full);
       ++n;
+    } else if constexpr (STEP == SoftmaxStep::exp_tiles) {
+      store_tile_exp(e, q.m0, q.ox0, cw, t, acc);
     } else if (e.residual) {  // whole rows pay where the residual's loads are; without one scattered stores are as fast
       store_tile_rows(e, s, q.m0, q.oy0, q.ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
     } else {

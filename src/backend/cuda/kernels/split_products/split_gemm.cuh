@@ -218,6 +218,16 @@ template <int ROWS> struct StageOf<Bf16KContig, ROWS> { using type = StageBf16; 
 template <class Src> constexpr bool kSplit = true;
 template <> constexpr bool kSplit<Bf16KContig> = false;
 
+// A product whose rows are softmax rows, its softmax taken per 128-column tile (conv_tma_kernel with a split
+// A): for row m and tile b, s = alpha * acc over the tile's columns below N, mx = max s, e = exp(s - mx) split
+// into bf16 hi and lo at [m, n] (ldc apart), stats[m * tiles + b] = (mx, the fp32 rounding of sum e in double).
+struct ExpTiles {
+  __nv_bfloat16* hi = nullptr;  // non-null: the product writes e and stats, not c
+  __nv_bfloat16* lo = nullptr;
+  float2* stats = nullptr;
+  int tiles = 0;  // 128-column tiles a row
+};
+
 struct Epilogue {
   float* c;                     // [M, ldc]
   int64_t ldc;
@@ -225,6 +235,10 @@ struct Epilogue {
   const __nv_bfloat16* bias;    // [M] or null
   const float* residual;        // same layout as c, or null
   int M, N;
+  ExpTiles exp_tiles{};
+  // [ceil(K / 128), N] or null (conv_tma_kernel with a split A): K block b's sums join column n's times
+  // k_block_scale[b * N + n] (one fused multiply-add a K tile) instead of plainly
+  const float* k_block_scale = nullptr;
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

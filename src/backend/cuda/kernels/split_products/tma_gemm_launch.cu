@@ -37,14 +37,18 @@ void launch_persistent(void (*kernel)(P...), bool& raised, size_t max_smem, size
   check_launch(what);
 }
 
-template <bool A_SPLIT>
+template <bool A_SPLIT, conv_tma::SoftmaxStep STEP = conv_tma::SoftmaxStep::none>
 void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi, const CUtensorMap& lo,
             const conv_tma::ConvTiles& t, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
+  if constexpr (A_SPLIT && STEP == SoftmaxStep::none) {
+    if (e.exp_tiles.hi) return launch<true, SoftmaxStep::exp_tiles>(a, a_lo, hi, lo, t, e, stream);
+    if (e.k_block_scale) return launch<true, SoftmaxStep::scaled_k>(a, a_lo, hi, lo, t, e, stream);
+  }
   static bool raised = false;
   constexpr size_t kRows = A_SPLIT ? kOutBytes : 0;        // the consumers' staging rows (A_SPLIT only)
   const size_t smem = kSmemBytes<A_SPLIT> + (e.residual ? kRows : 0);  // only where used
-  launch_persistent(conv_tma_kernel<A_SPLIT>, raised, kSmemBytes<A_SPLIT> + kRows, smem, t.tiles,
+  launch_persistent(conv_tma_kernel<A_SPLIT, STEP>, raised, kSmemBytes<A_SPLIT> + kRows, smem, t.tiles,
                     "split product (conv_tma_kernel)", stream, a, a_lo, hi, lo, t, e);
 }
 
@@ -107,6 +111,12 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
   t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
   t.pad_left = w.pad_left;
   choose_tile(t);
+  const bool softmax_step = e.exp_tiles.hi || e.k_block_scale;
+  if (softmax_step && !(a_split && w.ks == 1 && w.stride == 1 && w.Ho == 1 && t.BW == BN && !e.residual && !e.bias &&
+                        (!e.exp_tiles.hi || (e.exp_tiles.lo && e.exp_tiles.stats &&
+                                             e.exp_tiles.tiles == (w.Wo + BN - 1) / BN))))
+    fail("split product (TMA): a softmax step needs a split A over a one-row picture, 1x1, no bias or residual, and "
+         "for the scores' tiles hi, lo and stats with a stats slot per 128 columns");
   // 96 or 192 output channels: one tile of all of them as the wgmma's N
   const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
   t.c_tiles = (b.C + BK - 1) / BK;
