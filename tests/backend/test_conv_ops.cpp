@@ -140,6 +140,21 @@ TEST(GroupNormConv2d, GivesGroupNormThenConv2dBytes) {
   }
 }
 
+// The 1x1 convolution of x itself beside (a resnet's shortcut) gives conv2d's bytes, the main output unchanged.
+TEST(GroupNormConv2d, ConvolutionBesideGivesConv2dBytes) {
+  Tensor x = random_f32({8, 6, 5}, 41, 2.0f), g = random_bf16({8}, 42), b = random_bf16({8}, 43);
+  Tensor w = random_bf16({5, 8, 3, 3}, 44, 0.2f), bias = random_bf16({5}, 45);
+  Tensor ws = random_bf16({3, 8, 1, 1}, 47, 0.2f), bs = random_bf16({3}, 48);
+  Tensor want = tf::empty(DType::F32, {5, 6, 5}), want_s = tf::empty(DType::F32, {3, 6, 5});
+  tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w, bias, {}, want);
+  tf::conv2d(x, ws, bs, {1, 0, 0, 0, 0}, want_s);
+  Tensor got = tf::empty(DType::F32, {5, 6, 5}), got_s = tf::empty(DType::F32, {3, 6, 5});
+  const tf::Conv1x1OfInput beside{&ws, &bs, &got_s};
+  tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w, bias, {}, got, nullptr, &beside);
+  EXPECT_EQ(std::memcmp(got.data, want.data, want.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(got_s.data, want_s.data, want_s.nbytes()), 0);
+}
+
 TEST(GroupNormConv2d, RefusesBadArgumentsByName) {
   Tensor x = random_f32({8, 6, 5}, 41), g = random_bf16({8}, 42), b = random_bf16({8}, 43);
   Tensor w = random_bf16({5, 8, 3, 3}, 44), bias = random_bf16({5}, 45), y = tf::empty(DType::F32, {5, 6, 5});
@@ -159,6 +174,18 @@ TEST(GroupNormConv2d, RefusesBadArgumentsByName) {
   const std::string wrong_w = message([&] { tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w_wrong, bias, {}, y); });
   EXPECT_NE(wrong_w.find("group_norm_conv2d"), std::string::npos) << wrong_w;
   EXPECT_NE(wrong_w.find("input channels"), std::string::npos) << wrong_w;
+  // the convolution beside: 1x1 only, its own output, x's channels
+  Tensor w3 = random_bf16({3, 8, 3, 3}, 47), w1 = random_bf16({3, 8, 1, 1}, 47), bs = random_bf16({3}, 48);
+  Tensor s = tf::empty(DType::F32, {3, 6, 5}), s_bad = tf::empty(DType::F32, {3, 5, 5});
+  const tf::Conv1x1OfInput not_1x1{&w3, &bs, &s}, onto_y{&w1, &bs, &y}, bad_size{&w1, &bs, &s_bad};
+  EXPECT_NE(message([&] { tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w, bias, {}, y, nullptr, &not_1x1); })
+                .find("must be 1x1"),
+            std::string::npos);
+  EXPECT_NE(message([&] { tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w, bias, {}, y, nullptr, &onto_y); })
+                .find("beside writes y"),
+            std::string::npos);
+  EXPECT_NE(message([&] { tf::group_norm_conv2d(x, g, b, 4, 1e-6f, true, w, bias, {}, y, nullptr, &bad_size); }),
+            "no error");
 }
 
 TEST(UpsampleNearest2xConv2d, GivesUpsampleThenConv2dBytes) {

@@ -367,6 +367,42 @@ TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
 #endif
 }
 
+// A 1x1 convolution of x itself beside the folded one (x split once for both where the shapes allow; its own
+// pass elsewhere) gives conv2d's bytes, the main output unchanged, every output written.
+TEST(CudaConv, ConvolutionBesideGivesConv2dBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  using check::random_normal_tensor;
+  struct Case {
+    int64_t Ci, Co, Cs, H, W;
+  };
+  // the small decoder's up blocks (192 -> 96, 384 -> 192); positions not a multiple of 4; 96 inputs (own pass)
+  for (const Case& c : {Case{192, 96, 96, 20, 136}, Case{384, 192, 192, 12, 64}, Case{128, 64, 128, 17, 9},
+                        Case{96, 96, 64, 8, 40}}) {
+    Tensor x = random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 61, 2.0f);
+    const Tensor g = random_normal_tensor(DType::BF16, {c.Ci}, 62), b = random_normal_tensor(DType::BF16, {c.Ci}, 63);
+    const Tensor w = random_normal_tensor(DType::BF16, {c.Co, c.Ci, 3, 3}, 64, 0.05f);
+    const Tensor ws = random_normal_tensor(DType::BF16, {c.Cs, c.Ci, 1, 1}, 65, 0.05f);
+    const Tensor bias = random_normal_tensor(DType::BF16, {c.Co}, 66), bs = random_normal_tensor(DType::BF16, {c.Cs}, 67);
+    const Device d = Device::CUDA;
+    const Tensor dx = to_device(x, d), dg = to_device(g, d), db = to_device(b, d), dw = to_device(w, d);
+    const Tensor dws = to_device(ws, d), dbias = to_device(bias, d), dbs = to_device(bs, d);
+    Tensor want = empty(DType::F32, {c.Co, c.H, c.W}, d), want_s = empty(DType::F32, {c.Cs, c.H, c.W}, d);
+    group_norm_conv2d(dx, dg, db, 32, 1e-6f, true, dw, dbias, {}, want);
+    conv2d(dx, dws, dbs, {1, 0, 0, 0, 0}, want_s);
+    Tensor got = empty(DType::F32, {c.Co, c.H, c.W}, d), got_s = empty(DType::F32, {c.Cs, c.H, c.W}, d);
+    EXPECT_EQ(cudaMemset(got.data, 0xFF, got.nbytes()), cudaSuccess);
+    EXPECT_EQ(cudaMemset(got_s.data, 0xFF, got_s.nbytes()), cudaSuccess);
+    const Conv1x1OfInput beside{&dws, &dbs, &got_s};
+    group_norm_conv2d(dx, dg, db, 32, 1e-6f, true, dw, dbias, {}, got, nullptr, &beside);
+    const Tensor a = to_device(want, Device::CPU), f = to_device(got, Device::CPU);
+    const Tensor as = to_device(want_s, Device::CPU), fs = to_device(got_s, Device::CPU);
+    EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "main, Ci " << c.Ci << " " << c.H << "x" << c.W;
+    EXPECT_EQ(std::memcmp(as.data, fs.data, as.nbytes()), 0) << "beside, Ci " << c.Ci << " " << c.H << "x" << c.W;
+  }
+#endif
+}
+
 // 96 channels run on the TMA kernel as 128 with zero channels: the bytes of the zero-padded product.
 TEST(CudaConv, PaddedChannelsGiveTheZeroPaddedPicturesBytes) {
   TF_REQUIRE_CUDA_GPU();

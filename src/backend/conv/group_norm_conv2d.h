@@ -8,21 +8,29 @@
 
 namespace tf {
 
+// A 1x1 stride-1 convolution of x itself, not normalised, taken beside the main one (a resnet's
+// shortcut): y = conv2d(x, w) + bias, conv2d's bytes; a backend may split x for both from one read.
+struct Conv1x1OfInput {
+  const Tensor* w;
+  const Tensor* bias;
+  Tensor* y;
+};
+
 // x: F32 [Ci, H, W]; gamma, beta: BF16 [Ci]; w, bias, g, y, residual as conv2d.
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual = nullptr);
+                       const Tensor* residual = nullptr, const Conv1x1OfInput* beside = nullptr);
 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual);
+                       const Tensor* residual, const Conv1x1OfInput* beside);
 }  // namespace cpu
 namespace cuda {
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual);
+                       const Tensor* residual, const Conv1x1OfInput* beside);
 }  // namespace cuda
 
 }  // namespace tf

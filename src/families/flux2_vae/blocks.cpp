@@ -26,9 +26,10 @@ Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tenso
 Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
 Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 0, 0, 0, 0}, residual); }
 
-Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps, const Tensor* residual) {
+Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps, const Tensor* residual,
+                    const Conv1x1OfInput* beside) {
   Tensor y = empty(DType::F32, {c.w.dim(0), x.dim(1), x.dim(2)}, x.device);
-  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, {1, 1, 1, 1, 1}, y, residual);
+  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, {1, 1, 1, 1, 1}, y, residual, beside);
   return y;
 }
 
@@ -39,9 +40,14 @@ Tensor norm(const Norm& n, const Tensor& x, int groups, float eps, bool silu) {
 }
 
 Tensor resnet(const Resnet& r, const Tensor& x, int groups, float eps) {
-  const Tensor h = norm_conv3x3(r.norm1, r.conv1, x, groups, eps, nullptr);
-  if (!r.has_shortcut) return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &x);
-  const Tensor s = conv1x1(r.shortcut, x);
+  if (!r.has_shortcut) {
+    const Tensor h = norm_conv3x3(r.norm1, r.conv1, x, groups, eps, nullptr);
+    return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &x);
+  }
+  // the shortcut beside conv1, so a backend may split x once for both
+  Tensor s = empty(DType::F32, {r.shortcut.w.dim(0), x.dim(1), x.dim(2)}, x.device);
+  const Conv1x1OfInput shortcut{&r.shortcut.w, &r.shortcut.b, &s};
+  const Tensor h = norm_conv3x3(r.norm1, r.conv1, x, groups, eps, nullptr, &shortcut);
   return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &s);
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The VAE's building blocks as sequences of backend ops on one device (diffusers' ResnetBlock2D,
 // Downsample2D, Upsample2D, the mid block's Attention and UNetMidBlock2D). Activations F32 [C, H, W].
+#include "backend/conv/group_norm_conv2d.h"
 #include "families/flux2_vae/weights.h"
 
 namespace tf::flux2_vae {
@@ -9,9 +10,9 @@ namespace tf::flux2_vae {
 Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual = nullptr);
 Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual = nullptr);
 // conv3x3(silu(group_norm(x))) (+ residual), the normalised picture left to the backend to store
-// or fold into the convolution.
+// or fold into the convolution; `beside`, a 1x1 convolution of x itself taken with it.
 Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps,
-                    const Tensor* residual = nullptr);
+                    const Tensor* residual = nullptr, const Conv1x1OfInput* beside = nullptr);
 // GroupNorm (eps 1e-6) with optional SiLU, into fresh memory.
 Tensor norm(const Norm& n, const Tensor& x, int groups, float eps, bool silu);
 

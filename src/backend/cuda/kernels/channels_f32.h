@@ -57,9 +57,19 @@ GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamm
                                        cudaStream_t stream);
 // y = conv(group_norm(x)) + bias (+ residual) with the normalised picture never stored; requires
 // conv_folds_group_norm(s). The bytes of launch_group_norm followed by launch_conv2d.
+// With `beside` it also takes y_beside = conv1x1(x) + bias_beside of x itself, x's split for it made by the
+// same pass (requires conv_beside_applies(s, Co_beside); workspace conv_beside_workspace_bytes(s)).
+struct Conv1x1Beside {
+  const __nv_bfloat16* w;  // [Co, Ci]
+  const __nv_bfloat16* bias;
+  float* y;  // [Co, H, W]
+  int Co;
+};
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream);
+                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside = nullptr);
+bool conv_beside_applies(const ConvShape& s, int Co_beside);
+size_t conv_beside_workspace_bytes(const ConvShape& s);
 
 // y[C, 2H, 2W] = x[C, H, W] repeated 2 x 2.
 void launch_upsample_nearest2x(const float* x, int C, int H, int W, float* y, cudaStream_t stream);

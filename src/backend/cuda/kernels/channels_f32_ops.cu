@@ -66,8 +66,13 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
 
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual) {
+                       const Tensor* residual, const Conv1x1OfInput* beside) {
   const ConvShape s = conv_shape(x, w, g, false);
+  const bool together = beside && beside->y->numel() > 0 && conv_beside_applies(s, int(beside->w->dim(0)));
+  if (beside && !together) {  // x's split for the convolution beside made by its own pass
+    cuda::conv2d(x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
+    beside = nullptr;
+  }
   if (x.numel() == 0 || y.numel() == 0 || !conv_folds_group_norm(s)) {
     Tensor t = empty(DType::F32, x.shape, Device::CUDA);
     cuda::group_norm(x, gamma, beta, groups, eps, silu, t);
@@ -79,9 +84,12 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   Tensor gws = empty(DType::U8, {int64_t(group_norm_workspace_bytes(C, HW, groups))}, Device::CUDA);
   const GroupNormApply n =
       launch_group_norm_stats(x.ptr<float>(), bf(gamma), bf(beta), C, HW, groups, eps, silu, gws.data, stream());
-  Tensor ws = empty(DType::U8, {int64_t(conv_workspace_bytes(s))}, Device::CUDA);
+  Tensor ws = empty(DType::U8, {int64_t(beside ? conv_beside_workspace_bytes(s) : conv_workspace_bytes(s))}, Device::CUDA);
+  const Conv1x1Beside b = beside ? Conv1x1Beside{bf(*beside->w), bf(*beside->bias), beside->y->ptr<float>(),
+                                                 int(beside->w->dim(0))}
+                                 : Conv1x1Beside{};
   launch_group_norm_conv2d(x.ptr<float>(), n, bf(w), bf(bias), residual ? residual->ptr<float>() : nullptr,
-                           y.ptr<float>(), s, ws.data, stream());
+                           y.ptr<float>(), s, ws.data, stream(), beside ? &b : nullptr);
 }
 
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,

@@ -166,7 +166,8 @@ void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b
 }
 
 void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
-             const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+             const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream,
+             const Conv1x1Beside* beside = nullptr) {
   if (subpixel_applies(s, norm != nullptr)) return run_subpixel(x, w, bias, residual, y, s, workspace, stream);
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
@@ -179,10 +180,20 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
   const __nv_bfloat16* wk = s.kh == 3 || Cp != s.Ci ? tap_major_weights(w, s, Cp, workspace, &ws, stream) : w;
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16)));
-  launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream);
+  // x's own split for the convolution beside, after the workspace conv_workspace_bytes counts
+  const size_t picture = aligned(size_t(H) * W * s.Ci * sizeof(__nv_bfloat16));
+  auto* raw_hi = beside ? reinterpret_cast<__nv_bfloat16*>(static_cast<unsigned char*>(workspace) +
+                                                           conv_workspace_bytes(s))
+                        : nullptr;
+  auto* raw_lo = beside ? reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<unsigned char*>(raw_hi) + picture) : nullptr;
+  launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream, raw_hi, raw_lo);
   const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
   launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
                    stream);
+  if (beside) {
+    const gemm::Epilogue eb{beside->y, int64_t(H) * W, 1.f, beside->bias, nullptr, beside->Co, H * W};
+    launch_split_tma(beside->w, nullptr, beside->Co, {raw_hi, raw_lo, s.Ci, H, W}, {1, 1, 0, 0, H, W}, eb, stream);
+  }
 }
 
 template <int KS, int STRIDE, bool UP>
@@ -233,13 +244,29 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 
 bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
 
+// The 1x1 convolution beside reads x's own split through the TMA kernels: unpadded 64-deep taps (its
+// weights used as they are), outputs that are not few-outputs', a main convolution that splits x.
+bool conv_beside_applies(const ConvShape& s, int Co_beside) {
+  ConvShape b = s;
+  b.Co = Co_beside, b.kh = b.kw = 1, b.stride = 1, b.pad_top = b.pad_left = b.pad_bottom = b.pad_right = 0;
+  conv_output_size(b);
+  return tma_applies(s) && !s.upsample_input && !conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride) &&
+         tma_applies(b) && s.Ci % 64 == 0 && !conv_few_outputs_apply(Co_beside, s.Ci, 1, 1);
+}
+
+size_t conv_beside_workspace_bytes(const ConvShape& s) {
+  return conv_workspace_bytes(s) + 2 * aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16));
+}
+
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream) {
+                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside) {
   check_conv_shape("group_norm_conv2d", s);
   if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off, or "
                             "channels below 64 or not a multiple of 32)");
-  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream);
+  if (beside && !conv_beside_applies(s, beside->Co))
+    fail("group_norm_conv2d (cuda): this convolution cannot split x for the 1x1 convolution beside");
+  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream, beside);
 }
 
 }  // namespace tf::cuda

@@ -97,14 +97,37 @@ __global__ void __launch_bounds__(256) split_channels_last(const float* __restri
   }
 }
 
+// The block's tile (split_channels_last_rows' layout) out as channels-last hi and lo.
+__device__ __forceinline__ void split_tile_out(const float (*tile)[kSplitPositions], int Ci, int64_t positions,
+                                               int c0, int64_t p0, int t, __nv_bfloat16* __restrict__ hi,
+                                               __nv_bfloat16* __restrict__ lo) {
+  const int ch = t % 8;
+#pragma unroll
+  for (int round = 0; round < kSplitPositions / 32; ++round) {
+    const int pos = t / 8 + 32 * round;
+    const int64_t p = p0 + pos;
+    if (p >= positions || c0 + 8 * ch >= Ci) break;
+    __align__(16) __nv_bfloat16 h[8], l[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) gemm::split_bf16(tile[8 * ch + i][pos ^ (4 * ch)], h[i], l[i]);
+    const int64_t at = p * Ci + c0 + 8 * ch;
+    *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
+    *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
+  }
+}
+
 // split_channels_last without upsampling where positions % 4 == 0: the block's 64 x 128 inputs are
 // read as 16-byte pieces all at once (8 a thread in flight), kept in a tile whose row c has column p
 // at p ^ (4 (c / 8)), so both the 16-byte tile writes and the 8-channel column reads are conflict-free.
-template <bool NORM>
+// With RAW (and NORM) x's own split goes to raw_hi, raw_lo first, from the same read.
+template <bool NORM, bool RAW = false>
 __global__ void __launch_bounds__(256) split_channels_last_rows(const float* __restrict__ x, int Ci,
                                                                 int64_t positions, GroupNormApply norm,
                                                                 __nv_bfloat16* __restrict__ hi,
-                                                                __nv_bfloat16* __restrict__ lo) {
+                                                                __nv_bfloat16* __restrict__ lo,
+                                                                __nv_bfloat16* __restrict__ raw_hi = nullptr,
+                                                                __nv_bfloat16* __restrict__ raw_lo = nullptr) {
+  static_assert(NORM || !RAW);
   __shared__ __align__(16) float tile[64][kSplitPositions];
   __shared__ ChannelAffine affine[NORM ? 64 : 1];
   const int c0 = blockIdx.y * 64, t = threadIdx.x, lane = t % 32;
@@ -121,6 +144,13 @@ __global__ void __launch_bounds__(256) split_channels_last_rows(const float* __r
                ? *reinterpret_cast<const float4*>(x + int64_t(c0 + t / 32 + 8 * i) * positions + p)
                : make_float4(0.f, 0.f, 0.f, 0.f);
   }
+  if constexpr (RAW) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i) *reinterpret_cast<float4*>(&tile[t / 32 + 8 * i][(4 * lane) ^ (4 * i)]) = v[i];
+    __syncthreads();
+    split_tile_out(tile, Ci, positions, c0, p0, t, raw_hi, raw_lo);
+    __syncthreads();  // the tile is refilled with the normalised values
+  }
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int c = t / 32 + 8 * i;  // c / 8 == i
@@ -135,19 +165,7 @@ __global__ void __launch_bounds__(256) split_channels_last_rows(const float* __r
     *reinterpret_cast<float4*>(&tile[c][(4 * lane) ^ (4 * i)]) = v[i];
   }
   __syncthreads();
-  const int ch = t % 8;
-#pragma unroll
-  for (int round = 0; round < kSplitPositions / 32; ++round) {
-    const int pos = t / 8 + 32 * round;
-    const int64_t p = p0 + pos;
-    if (p >= positions || c0 + 8 * ch >= Ci) break;
-    __align__(16) __nv_bfloat16 h[8], l[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) gemm::split_bf16(tile[8 * ch + i][pos ^ (4 * ch)], h[i], l[i]);
-    const int64_t at = p * Ci + c0 + 8 * ch;
-    *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
-    *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
-  }
+  split_tile_out(tile, Ci, positions, c0, p0, t, hi, lo);
 }
 
 // hi[i], lo[i] = split_bf16(x[i]).

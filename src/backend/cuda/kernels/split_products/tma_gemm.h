@@ -37,9 +37,11 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
 // Whether a nearest 2x upsample + 3x3 convolution of C channels to M runs as sub-pixel classes.
 bool subpixel_supported(int C, int M);
 // x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is
-// given) -> hi, lo [H, W, C]; C % 8 == 0.
+// given) -> hi, lo [H, W, C]; C % 8 == 0. With raw_hi (and norm, no upsample) x's own split as well, into
+// raw_hi, raw_lo (one read of x where the 16-byte kernel applies).
 void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
-                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
+                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream,
+                                __nv_bfloat16* raw_hi = nullptr, __nv_bfloat16* raw_lo = nullptr);
 // hi[i] = bf16(x[i]), lo[i] = bf16(x[i] - hi[i]), the layout kept.
 void launch_split_elementwise(const float* x, int64_t n, __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream);
 

@@ -171,20 +171,25 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
 }
 
 void launch_split_channels_last(const float* x, int C, int Hs, int Ws, bool upsample, const GroupNormApply* norm,
-                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream) {
+                                __nv_bfloat16* hi, __nv_bfloat16* lo, cudaStream_t stream, __nv_bfloat16* raw_hi,
+                                __nv_bfloat16* raw_lo) {
   using conv_tma::split_channels_last;
   if (C % 8 != 0) fail("split_channels_last: channels " + std::to_string(C) + " (a multiple of 8)");
+  if (raw_hi && (!norm || upsample || !raw_lo)) fail("split_channels_last: x's own split goes beside a GroupNorm's");
   const int W = upsample ? 2 * Ws : Ws;
   const int64_t positions = int64_t(upsample ? 2 * Hs : Hs) * W;
   constexpr int kP = conv_tma::kSplitPositions;
   const dim3 grid(unsigned((positions + kP - 1) / kP), unsigned((C + 63) / 64));
   const GroupNormApply n = norm ? *norm : GroupNormApply{};
   if (!upsample && positions % 4 == 0 && (reinterpret_cast<uintptr_t>(x) & 15) == 0) {
-    const auto kernel = norm ? conv_tma::split_channels_last_rows<true> : conv_tma::split_channels_last_rows<false>;
-    kernel<<<grid, 256, 0, stream>>>(x, C, positions, n, hi, lo);
+    const auto kernel = raw_hi ? conv_tma::split_channels_last_rows<true, true>
+                        : norm ? conv_tma::split_channels_last_rows<true, false>
+                               : conv_tma::split_channels_last_rows<false, false>;
+    kernel<<<grid, 256, 0, stream>>>(x, C, positions, n, hi, lo, raw_hi, raw_lo);
     check_launch("split_channels_last_rows");
     return;
   }
+  if (raw_hi) launch_split_channels_last(x, C, Hs, Ws, false, nullptr, raw_hi, raw_lo, stream);
   using Kernel = void (*)(const float*, int, int, int, int, int64_t, GroupNormApply, __nv_bfloat16*, __nv_bfloat16*);
   const Kernel kernel = upsample ? (norm ? split_channels_last<true, true> : split_channels_last<true, false>)
                                  : (norm ? split_channels_last<false, true> : split_channels_last<false, false>);
