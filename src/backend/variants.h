@@ -111,12 +111,13 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "
      "its operands)",
      false},
-    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"tiles", "resident", "strided"},
+    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"tiles", "tiles_pairs", "resident", "strided"},
      "the channels attention's softmax: `tiles`, where both products read split operands through TMA, is split over "
      "them (the scores' epilogue writes each 128-key tile's exp(s - tile max) and stats, a pass makes each tile's "
      "factor, the values' product joins each 128-key block times it: no scores stored), elsewhere as `resident`; "
-     "`resident` a pass between the products holding rows of 4,096 or 16,384 scores in registers (one read); "
-     "`strided` that pass reading every row three times",
+     "`tiles_pairs` the same bytes stored as pairs from the fragments, not through staging rows; `resident` a pass "
+     "between the products holding rows of 4,096 or 16,384 scores in registers (one read); `strided` that pass "
+     "reading every row three times",
      false},
     {Variant::cpu_linear, "TF_CPU_LINEAR", {"auto", "scalar", "avx2", "avx512"},
      "the CPU's linear kernel: `auto` the widest the machine has; a named one where the machine has it, else the "

@@ -257,6 +257,8 @@ TEST(CudaAttention, SoftmaxByTilesIsAsCloseToFloat64AsTheSoftmaxPass) {
     EXPECT_EQ(bytes_diff(tiles, tiles).nan, 0u) << "outputs left unwritten, N " << c.N;
     EXPECT_GT(bytes_diff(tiles, pass).differ, 0u) << "TF_SOFTMAX_ROWS=tiles did not take the tiles' path";
     EXPECT_EQ(bytes_diff(tiles, attention_bytes(c.D, c.N, true, "tiles", c.sigma)).differ, 0u) << "a repeat differs";
+    EXPECT_EQ(bytes_diff(tiles, attention_bytes(c.D, c.N, true, "tiles_pairs", c.sigma)).differ, 0u)
+        << "the pairs' stores differ from the staged rows'";
   }
 #endif
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Session 2026-12-07h, device call 1. .carry/h13/new: a release build of the softmax by tiles (TF_SOFTMAX_ROWS=tiles,
-# the default; `resident` the softmax pass it replaces) and the resnet shortcut beside conv1 (x split once for both);
-# h13/old/bench_vae_cuda: the softmax by tiles without the shortcut beside (127c437); h13/fault/test_cuda: the scores'
+# the default, e stored through staging rows; `tiles_pairs` stored as pairs from the fragments; `resident` the softmax
+# pass it replaces) and the resnet shortcut beside conv1 (x split once for both);
+# h13/old/bench_vae_cuda: the softmax by tiles (pairs) without the shortcut beside (127c437); h13/fault/test_cuda: the scores'
 # tile maximum per lane (no quad shuffles) and the raw split's hi and lo swapped (both must go red).
 source bench/device_preamble.sh .carry/h13.tar.xz .carry/h13/new
 echo "== tests"; timeout 150 $B/test_cuda --gtest_filter='CudaAttention.*:CudaConv.TmaKernel*:CudaConv.ConvolutionBeside*:CudaConv.Folded*' 2>&1 | tee $OUT/test_cuda.txt | grep -E "FAILED|PASSED|Failure|tiles|^\[==" | head -14
@@ -18,7 +19,7 @@ run both "X=1" $B 512,1024,2048
 run base "TF_SOFTMAX_ROWS=resident" $O 512,1024,2048
 for _ in 1 2; do
   run both "X=1" $B 1024; run base "TF_SOFTMAX_ROWS=resident" $O 1024
-  run tiles "X=1" $O 1024; run beside "TF_SOFTMAX_ROWS=resident" $B 1024
+  run tiles "X=1" $O 1024; run beside "TF_SOFTMAX_ROWS=resident" $B 1024; run pairs "TF_SOFTMAX_ROWS=tiles_pairs" $B 1024
 done
 echo "== VAE gate 1024^2 (both)"
 PYTHONPATH=/tmp/site timeout 200 python3 python/cases/flux2_vae_case.py vae --model $P/vae --height 1024 --width 1024 \

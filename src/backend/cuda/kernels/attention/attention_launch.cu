@@ -194,7 +194,8 @@ __global__ void tile_factors_kernel(const float2* __restrict__ stats, int nq, in
 void attention_tma(const float* q, const float* k, const float* v, int D, int N, float scale, float* o,
                    float* workspace, cudaStream_t stream) {
   const int block = attention_query_block(N);
-  const bool tiles = variant_is<Variant::softmax_rows>("tiles");
+  const bool pairs = variant_is<Variant::softmax_rows>("tiles_pairs");
+  const bool tiles = variant_is<Variant::softmax_rows>("tiles") || pairs;
   float* s = workspace;
   const int n_tiles = (N + kSoftmaxTile - 1) / kSoftmaxTile;
   auto* stats = reinterpret_cast<float2*>(workspace);  // (tiles) where the scores would be
@@ -211,7 +212,7 @@ void attention_tma(const float* q, const float* k, const float* v, int D, int N,
     const int nq = std::min(block, N - i0);
     // S[i, j] = scale * sum_d q[d, i0 + i] k[d, j]: a 1x1 window over the one-row picture k^T
     gemm::Epilogue es{s, N, scale, nullptr, nullptr, nq, N};
-    if (tiles) es.exp_tiles = {p_hi, p_lo, stats, n_tiles};
+    if (tiles) es.exp_tiles = {p_hi, p_lo, stats, n_tiles, !pairs};
     launch_split_tma(qt_hi + size_t(i0) * D, qt_lo + size_t(i0) * D, nq, {kt_hi, kt_lo, D, 1, N}, {1, 1, 0, 0, 1, N},
                      es, stream);
     if (tiles) {
