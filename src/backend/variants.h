@@ -34,6 +34,7 @@ enum class Variant : int {
   linear_epilogue,
   conv_outputs,
   conv_upsample,
+  conv_shortcut,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -111,13 +112,13 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "
      "its operands)",
      false},
-    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"tiles", "tiles_pairs", "resident", "strided"},
-     "the channels attention's softmax: `tiles`, where both products read split operands through TMA, is split over "
-     "them (the scores' epilogue writes each 128-key tile's exp(s - tile max) and stats, a pass makes each tile's "
-     "factor, the values' product joins each 128-key block times it: no scores stored), elsewhere as `resident`; "
-     "`tiles_pairs` the same bytes stored as pairs from the fragments, not through staging rows; `resident` a pass "
-     "between the products holding rows of 4,096 or 16,384 scores in registers (one read); `strided` that pass "
-     "reading every row three times",
+    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"resident", "tiles", "tiles_pairs", "strided"},
+     "the channels attention's softmax: `resident` a pass between the products holding rows of 4,096 or 16,384 "
+     "scores in registers (one read); `tiles`, where both products read split operands through TMA, split over them "
+     "(the scores' epilogue writes each 128-key tile's exp(s - tile max) through staging rows with the tile's stats, "
+     "a pass makes each tile's factor, the values' product joins each 128-key block times it: no scores stored), "
+     "elsewhere as `resident`; `tiles_pairs` those bytes stored as pairs from the fragments; `strided` the pass "
+     "reading every row three times (not yet measured on a GPU: `tiles` and `tiles_pairs`)",
      false},
     {Variant::cpu_linear, "TF_CPU_LINEAR", {"auto", "scalar", "avx2", "avx512"},
      "the CPU's linear kernel: `auto` the widest the machine has; a named one where the machine has it, else the "
@@ -151,6 +152,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "96): `subpixel` four 2x2 convolutions of the picture itself with summed weights (bf16 hi + lo), 11 products a "
      "position where `upsampled` (the convolution of the upsampled picture, read through the split) takes 18",
      false},
+    {Variant::conv_shortcut, "TF_CONV_SHORTCUT", {"separate", "beside"},
+     "CUDA's group_norm_conv2d with a 1x1 convolution of x beside (the resnet's shortcut): `separate` splits x for "
+     "it in its own pass; `beside` writes x's own split in the GroupNorm'd split's pass, from one read (not yet "
+     "measured on a GPU)",
+     true},
 }};
 
 namespace variants {

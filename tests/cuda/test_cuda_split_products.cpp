@@ -369,8 +369,8 @@ TEST(CudaConv, FoldedGroupNormGivesTheStoredOnesBytes) {
 #endif
 }
 
-// A 1x1 convolution of x itself beside the folded one (x split once for both where the shapes allow; its own
-// pass elsewhere) gives conv2d's bytes, the main output unchanged, every output written.
+// A 1x1 convolution of x itself beside the folded one (TF_CONV_SHORTCUT=beside: x split once for both where the
+// shapes allow; its own pass elsewhere) gives conv2d's bytes, the main output unchanged, every output written.
 TEST(CudaConv, ConvolutionBesideGivesConv2dBytes) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
@@ -396,7 +396,10 @@ TEST(CudaConv, ConvolutionBesideGivesConv2dBytes) {
     EXPECT_EQ(cudaMemset(got.data, 0xFF, got.nbytes()), cudaSuccess);
     EXPECT_EQ(cudaMemset(got_s.data, 0xFF, got_s.nbytes()), cudaSuccess);
     const Conv1x1OfInput beside{&dws, &dbs, &got_s};
-    group_norm_conv2d(dx, dg, db, 32, 1e-6f, true, dw, dbias, {}, got, nullptr, &beside);
+    {
+      variants::Override together(Variant::conv_shortcut, "beside");
+      group_norm_conv2d(dx, dg, db, 32, 1e-6f, true, dw, dbias, {}, got, nullptr, &beside);
+    }
     const Tensor a = to_device(want, Device::CPU), f = to_device(got, Device::CPU);
     const Tensor as = to_device(want_s, Device::CPU), fs = to_device(got_s, Device::CPU);
     EXPECT_EQ(std::memcmp(a.data, f.data, a.nbytes()), 0) << "main, Ci " << c.Ci << " " << c.H << "x" << c.W;

@@ -14,6 +14,7 @@
 
 #include "backend/cuda/runtime/check.h"
 #include "backend/cuda/kernels/channels_f32.h"
+#include "backend/variants.h"
 #include "core/error.h"
 
 namespace tf::cuda {
@@ -68,7 +69,8 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
                        const Tensor* residual, const Conv1x1OfInput* beside) {
   const ConvShape s = conv_shape(x, w, g, false);
-  const bool together = beside && beside->y->numel() > 0 && conv_beside_applies(s, int(beside->w->dim(0)));
+  const bool together = beside && beside->y->numel() > 0 && variant_is<Variant::conv_shortcut>("beside") &&
+                        conv_beside_applies(s, int(beside->w->dim(0)));
   if (beside && !together) {  // x's split for the convolution beside made by its own pass
     cuda::conv2d(x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
     beside = nullptr;

@@ -1,33 +1,35 @@
 #!/bin/bash
-# Session 2026-12-07h, device call 1. .carry/h13/new: a release build of the softmax by tiles (TF_SOFTMAX_ROWS=tiles,
-# the default, e stored through staging rows; `tiles_pairs` stored as pairs from the fragments; `resident` the softmax
-# pass it replaces) and the resnet shortcut beside conv1 (x split once for both);
-# h13/old/bench_vae_cuda: the softmax by tiles (pairs) without the shortcut beside (127c437); h13/fault/test_cuda: the scores'
-# tile maximum per lane (no quad shuffles) and the raw split's hi and lo swapped (both must go red).
-source bench/device_preamble.sh .carry/h13.tar.xz .carry/h13/new
+# Written in session 2026-12-07h, which got no device (refused starts, then loans paused): the call that checks and
+# times v28 and v29. .carry/h14/new: a release build of main with the softmax by tiles (TF_SOFTMAX_ROWS=tiles, e through
+# staging rows; `tiles_pairs` as pairs from the fragments) and the resnet shortcut beside conv1 (TF_CONV_SHORTCUT=beside),
+# both opt-in; h14/fault/test_cuda: the scores' tile maximum per lane (no quad shuffles) and the raw split's hi and lo
+# swapped (both must go red).
+source bench/device_preamble.sh .carry/h14.tar.xz .carry/h14/new
 echo "== tests"; timeout 150 $B/test_cuda --gtest_filter='CudaAttention.*:CudaConv.TmaKernel*:CudaConv.ConvolutionBeside*:CudaConv.Folded*' 2>&1 | tee $OUT/test_cuda.txt | grep -E "FAILED|PASSED|Failure|tiles|^\[==" | head -14
-echo "== planted faults: must go red"; timeout 60 $PWD/.carry/h13/fault/test_cuda --gtest_filter='CudaAttention.SoftmaxByTiles*:CudaConv.ConvolutionBeside*' 2>&1 | grep -E "FAILED|PASSED|tiles |beside" | head -8
-echo "== contract"; timeout 60 $B/tf-kernel-contract --only attention_f32_channels --backend cuda 2>&1 | tail -3 | cut -c1-300
+echo "== planted faults: must go red"; timeout 60 $PWD/.carry/h14/fault/test_cuda --gtest_filter='CudaAttention.SoftmaxByTiles*:CudaConv.ConvolutionBeside*' 2>&1 | grep -E "FAILED|PASSED|tiles |beside" | head -8
+echo "== contract (resident, then tiles)"
+timeout 60 $B/tf-kernel-contract --only attention_f32_channels --backend cuda 2>&1 | tail -1 | cut -c1-300
+TF_SOFTMAX_ROWS=tiles timeout 60 $B/tf-kernel-contract --only attention_f32_channels --backend cuda 2>&1 | tail -3 | cut -c1-300
 wait
 echo "== decode A/B"
-O=$PWD/.carry/h13/old
-run() {  # label, env, binary, sizes
-  env $2 timeout 60 $3/bench_vae_cuda --model $P/vae --sizes $4 --reps 5 --what decode 2>&1 |
+run() {  # label, env, sizes
+  env $2 timeout 60 $B/bench_vae_cuda --model $P/vae --sizes $3 --reps 5 --what decode 2>&1 |
     grep -v "^Flux2\|on NVIDIA\|^FLUX" | sed "s/^/$1 /" | tee -a $OUT/vae.jsonl | cut -c1-200
 }
-run both "X=1" $B 512,1024,2048
-run base "TF_SOFTMAX_ROWS=resident" $O 512,1024,2048
+BOTH="TF_SOFTMAX_ROWS=tiles TF_CONV_SHORTCUT=beside"
+run both "$BOTH" 512,1024,2048
+run base "X=1" 512,1024,2048
 for _ in 1 2; do
-  run both "X=1" $B 1024; run base "TF_SOFTMAX_ROWS=resident" $O 1024
-  run tiles "X=1" $O 1024; run beside "TF_SOFTMAX_ROWS=resident" $B 1024; run pairs "TF_SOFTMAX_ROWS=tiles_pairs" $B 1024
+  run both "$BOTH" 1024; run base "X=1" 1024; run tiles "TF_SOFTMAX_ROWS=tiles" 1024
+  run beside "TF_CONV_SHORTCUT=beside" 1024; run pairs "TF_SOFTMAX_ROWS=tiles_pairs" 1024
 done
 echo "== VAE gate 1024^2 (both)"
 PYTHONPATH=/tmp/site timeout 200 python3 python/cases/flux2_vae_case.py vae --model $P/vae --height 1024 --width 1024 \
   --ref-device cuda --bf16-device cuda --out $OUT/vae-case.safetensors 2>&1 | tail -1
-timeout 90 $B/tf-flux2-vae check --model $P/vae --case $OUT/vae-case.safetensors --device cuda 2>&1 | tail -2
+env $BOTH timeout 90 $B/tf-flux2-vae check --model $P/vae --case $OUT/vae-case.safetensors --device cuda 2>&1 | tail -2
 rm -f $OUT/vae-case.safetensors
 CUPTI=$(dirname "$(ls /usr/local/cuda*/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda*/lib64/libcupti.so* 2>/dev/null | head -1)")
-CUDA_INJECTION64_PATH=$B/libtf_kernel_timeline.so TF_TIMELINE_OUT=$OUT/vae-kernels-both.csv LD_LIBRARY_PATH=$CUPTI:$LD_LIBRARY_PATH \
+env $BOTH CUDA_INJECTION64_PATH=$B/libtf_kernel_timeline.so TF_TIMELINE_OUT=$OUT/vae-kernels-both.csv LD_LIBRARY_PATH=$CUPTI:$LD_LIBRARY_PATH \
   timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 1024 --reps 2 --what decode > /dev/null 2>&1
 python3 bench/cuda/kernel_gaps.py $OUT/vae-kernels-both.csv --eager --last 1 > $OUT/vae-kernels-both.txt 2>&1
 sed -n 3,24p $OUT/vae-kernels-both.txt; xz -9 $OUT/vae-kernels-both.csv

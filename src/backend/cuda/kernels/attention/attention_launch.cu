@@ -3,7 +3,7 @@
 // GEMM (hi*hi + hi*lo + lo*hi in fp32), so scores and outputs keep fp32-class accuracy.
 // Where the TMA-fed kernel applies, q and k are split once into channels-last hi/lo, v into hi/lo,
 // and the softmax writes P already split: the same bytes as splitting inside the products. There the
-// softmax is split over the products by default (TF_SOFTMAX_ROWS=tiles): the scores' epilogue writes each
+// softmax may be split over the products (TF_SOFTMAX_ROWS=tiles): the scores' epilogue writes each
 // 128-key tile's e = exp(s - tile max) split, with the tile's max and sum; a pass turns a row's tile stats
 // into a factor per tile, exp(tile max - row max) / row sum; the values' product joins each 128-key block's
 // sums times its factor. The scores are never stored and no pass reads them.
