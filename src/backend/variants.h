@@ -35,6 +35,7 @@ enum class Variant : int {
   conv_outputs,
   conv_upsample,
   conv_shortcut,
+  conv_weights,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -156,6 +157,11 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "CUDA's group_norm_conv2d with a 1x1 convolution of x beside (the resnet's shortcut): `separate` splits x for "
      "it in its own pass; `beside` writes x's own split in the GroupNorm'd split's pass, from one read (not yet "
      "measured on a GPU)",
+     true},
+    {Variant::conv_weights, "TF_CONV_WEIGHTS", {"per_call", "prepared"},
+     "the VAE's convolution weights on CUDA: `per_call` each call reorders them for its kernel (tap-major, or the "
+     "sub-pixel classes' sums) into its workspace; `prepared` the model reorders them once at load and the calls "
+     "read that (not yet measured on a GPU)",
      true},
 }};
 

@@ -140,6 +140,27 @@ TEST(GroupNormConv2d, GivesGroupNormThenConv2dBytes) {
   }
 }
 
+// Weights prepared on the CPU are w as it is (nothing to reorder); prepared weights of other weights are refused.
+TEST(Conv2d, PreparedWeightsOfOtherWeightsAreRefused) {
+  Tensor x = random_f32({8, 6, 5}, 41), w = random_bf16({5, 8, 3, 3}, 44), w2 = random_bf16({5, 8, 3, 3}, 45);
+  Tensor bias = random_bf16({5}, 46), want = tf::empty(DType::F32, {5, 6, 5}), got = tf::empty(DType::F32, {5, 6, 5});
+  const tf::PreparedConvWeights p = tf::prepare_conv2d_weights(w, {}, false, false);
+  const tf::PreparedConvWeights p2 = tf::prepare_conv2d_weights(w2, {}, false, false);
+  EXPECT_EQ(p.packed.data, nullptr);
+  tf::conv2d(x, w, bias, {}, want);
+  tf::Conv2dGeometry g;
+  g.prepared = &p;
+  tf::conv2d(x, w, bias, g, got);
+  EXPECT_EQ(std::memcmp(got.data, want.data, want.nbytes()), 0);
+  g.prepared = &p2;
+  try {
+    tf::conv2d(x, w, bias, g, got);
+    ADD_FAILURE() << "prepared weights of w2 taken for w";
+  } catch (const tf::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("prepared weights"), std::string::npos) << e.what();
+  }
+}
+
 // The 1x1 convolution of x itself beside (a resnet's shortcut) gives conv2d's bytes, the main output unchanged.
 TEST(GroupNormConv2d, ConvolutionBesideGivesConv2dBytes) {
   Tensor x = random_f32({8, 6, 5}, 41, 2.0f), g = random_bf16({8}, 42), b = random_bf16({8}, 43);

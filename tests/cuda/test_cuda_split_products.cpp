@@ -408,6 +408,47 @@ TEST(CudaConv, ConvolutionBesideGivesConv2dBytes) {
 #endif
 }
 
+// Weights prepared once (tap-major, padded 96-channel taps, the sub-pixel classes' sums) give each call's own
+// reordering's bytes; weights prepared for another op's layout are reordered per call, the same bytes again.
+TEST(CudaConv, PreparedWeightsGiveThePerCallBytes) {
+  TF_REQUIRE_CUDA_GPU();
+#ifdef TF_HAVE_CUDA
+  using check::random_normal_tensor;
+  struct Case {
+    int64_t Ci, Co, H, W;
+    int op;  // 0 conv2d, 1 group_norm_conv2d, 2 upsample_nearest2x_conv2d
+  };
+  for (const Case& c : {Case{128, 128, 20, 36, 0}, Case{96, 96, 17, 40, 1}, Case{192, 96, 9, 130, 1},
+                        Case{128, 128, 10, 12, 2}, Case{192, 192, 8, 16, 2}}) {
+    const Device d = Device::CUDA;
+    const Tensor x = to_device(random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 81, 2.0f), d);
+    const Tensor g = to_device(random_normal_tensor(DType::BF16, {c.Ci}, 82), d);
+    const Tensor b = to_device(random_normal_tensor(DType::BF16, {c.Ci}, 83), d);
+    const Tensor w = to_device(random_normal_tensor(DType::BF16, {c.Co, c.Ci, 3, 3}, 84, 0.05f), d);
+    const Tensor bias = to_device(random_normal_tensor(DType::BF16, {c.Co}, 85), d);
+    const int64_t up = c.op == 2 ? 2 : 1;
+    auto run = [&](const Conv2dGeometry& geo) {
+      Tensor y = empty(DType::F32, {c.Co, up * c.H, up * c.W}, d);
+      if (c.op == 0) conv2d(x, w, bias, geo, y);
+      if (c.op == 1) group_norm_conv2d(x, g, b, 32, 1e-6f, true, w, bias, geo, y);
+      if (c.op == 2) upsample_nearest2x_conv2d(x, w, bias, geo, y);
+      return to_device(y, Device::CPU);
+    };
+    const Tensor want = run({});
+    const PreparedConvWeights mine = prepare_conv2d_weights(w, {}, c.op == 2, c.op == 1);
+    const PreparedConvWeights other = prepare_conv2d_weights(w, {}, c.op != 2, false);
+    EXPECT_NE(mine.packed.data, nullptr) << "op " << c.op << " Ci " << c.Ci << ": nothing prepared";
+    for (const PreparedConvWeights* p : {&mine, &other}) {
+      Conv2dGeometry geo;
+      geo.prepared = p;
+      const Tensor got = run(geo);
+      EXPECT_EQ(std::memcmp(got.data, want.data, want.nbytes()), 0)
+          << "op " << c.op << " Ci " << c.Ci << (p == &mine ? " prepared" : " prepared for another op");
+    }
+  }
+#endif
+}
+
 // 96 channels run on the TMA kernel as 128 with zero channels: the bytes of the zero-padded product.
 TEST(CudaConv, PaddedChannelsGiveTheZeroPaddedPicturesBytes) {
   TF_REQUIRE_CUDA_GPU();

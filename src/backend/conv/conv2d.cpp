@@ -28,12 +28,25 @@ void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor
     require(residual->data != y.data || y.numel() == 0, std::string(op) + ": residual may not alias y");
   }
   require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
+  require(!g.prepared || g.prepared->of == w.data,
+          std::string(op) + ": the prepared weights were made from other weights than w " + w.describe());
 }
 
 Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual) {
   const Device d = common_device(op, ts);
   if (residual) common_device(op, {*ts.begin(), residual});
   return d;
+}
+
+PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry& g, bool upsample, bool norm) {
+  expect_dtype("prepare_conv2d_weights", "w", w, DType::BF16);
+  require(w.rank() == 4, "prepare_conv2d_weights: w is " + w.describe() + ", expected [Co, Ci, kh, kw]");
+  if (w.device != Device::CUDA) return {Tensor{}, 0, w.data};  // the CPU reads w as it is
+#ifdef TF_HAVE_CUDA
+  return cuda::prepare_conv2d_weights(w, g, upsample, norm);
+#else
+  return {Tensor{}, 0, w.data};
+#endif
 }
 
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,

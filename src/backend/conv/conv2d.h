@@ -14,13 +14,30 @@
 
 namespace tf {
 
+struct PreparedConvWeights;
+
 // Zero padding on each side, and one stride for both axes.
 // 3x3 "same": {1, 1,1,1,1}; the stride-2 downsample padded right and bottom only: {2, 0,0,1,1};
 // 1x1: {1, 0,0,0,0}.
 struct Conv2dGeometry {
   int stride = 1;
   int pad_top = 1, pad_left = 1, pad_bottom = 1, pad_right = 1;
+  // w as the backend's kernels read it, made once (prepare_conv2d_weights), or null: each call reorders w
+  const PreparedConvWeights* prepared = nullptr;
 };
+
+// A convolution's weights reordered once for a backend's kernels, so that no call reorders them (CUDA's TMA
+// convolutions: tap-major with each tap's channels padded to 64, or a nearest 2x upsample's sub-pixel classes'
+// summed weights): the same bytes as each call's own reordering. `form` is the backend's name for the layout;
+// an op whose kernel needs another (a variant changed since) reorders per call, as without it.
+struct PreparedConvWeights {
+  Tensor packed;  // empty where the backend reads w as it is
+  int form = 0;
+  const void* of = nullptr;  // the weights' data it was made from
+};
+// w prepared for the op that will take it: conv2d (upsample false, norm false), group_norm_conv2d (norm true) or
+// upsample_nearest2x_conv2d (upsample true), with g's stride and padding. On w's device.
+PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry& g, bool upsample, bool norm);
 
 // x: F32 [Ci, H, W]; w: BF16 [Co, Ci, kh, kw]; bias: BF16 [Co];
 // y: F32 [Co, Ho, Wo] with Ho = (H + pad_top + pad_bottom - kh) / stride + 1 (likewise Wo),
@@ -47,6 +64,7 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
 namespace cuda {
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
             const Tensor* residual);
+PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry& g, bool upsample, bool norm);
 }  // namespace cuda
 
 }  // namespace tf

@@ -12,12 +12,18 @@ namespace tf::flux2_vae {
 
 namespace {
 
+// g with c's prepared weights where it has them.
+Conv2dGeometry with_weights(const Conv& c, Conv2dGeometry g) {
+  if (c.prepared.of) g.prepared = &c.prepared;
+  return g;
+}
+
 Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tensor* residual) {
   const int kh = static_cast<int>(c.w.dim(2)), kw = static_cast<int>(c.w.dim(3));
   const int64_t ho = conv2d_out_extent(x.dim(1), kh, g.stride, g.pad_top, g.pad_bottom);
   const int64_t wo = conv2d_out_extent(x.dim(2), kw, g.stride, g.pad_left, g.pad_right);
   Tensor y = empty(DType::F32, {c.w.dim(0), ho, wo}, x.device);
-  conv2d(x, c.w, c.b, g, y, residual);
+  conv2d(x, c.w, c.b, with_weights(c, g), y, residual);
   return y;
 }
 
@@ -29,7 +35,8 @@ Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return 
 Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps, const Tensor* residual,
                     const Conv1x1OfInput* beside) {
   Tensor y = empty(DType::F32, {c.w.dim(0), x.dim(1), x.dim(2)}, x.device);
-  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, {1, 1, 1, 1, 1}, y, residual, beside);
+  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, with_weights(c, {1, 1, 1, 1, 1}), y, residual,
+                    beside);
   return y;
 }
 
@@ -55,7 +62,7 @@ Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0, 
 
 Tensor upsample(const Conv& c, const Tensor& x) {
   Tensor y = empty(DType::F32, {c.w.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device);
-  upsample_nearest2x_conv2d(x, c.w, c.b, {1, 1, 1, 1, 1}, y);
+  upsample_nearest2x_conv2d(x, c.w, c.b, with_weights(c, {1, 1, 1, 1, 1}), y);
   return y;
 }
 

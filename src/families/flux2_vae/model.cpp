@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "backend/variants.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "families/flux2_vae/tokens.h"
@@ -19,6 +20,7 @@ Vae Vae::load(const std::string& model_dir, Device device, WeightParts parts) {
   s.device = device;
   const Checkpoint ck = Checkpoint::open_folder(s.folder);
   s.weights = load_weights(ck, s.config, device, parts);
+  if (device == Device::CUDA && variant_is<Variant::conv_weights>("prepared")) prepare_for_kernels(s.weights);
   if (parts.encoder) s.encoder = encoder_stages(s.weights, s.config);
   if (parts.decoder) s.decoder = decoder_stages(s.weights, s.config);
   return v;

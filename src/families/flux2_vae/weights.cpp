@@ -173,4 +173,52 @@ Weights load_weights(const Checkpoint& ck, const Config& c, Device device, Weigh
   return w;
 }
 
+namespace {
+
+constexpr Conv2dGeometry k3x3{1, 1, 1, 1, 1}, k1x1{1, 0, 0, 0, 0}, kDown{2, 0, 0, 1, 1};
+
+void prepare(Conv& c, const Conv2dGeometry& g, bool upsample, bool norm) {
+  c.prepared = prepare_conv2d_weights(c.w, g, upsample, norm);
+}
+
+void prepare(Resnet& r) {
+  prepare(r.conv1, k3x3, false, true);
+  prepare(r.conv2, k3x3, false, true);
+  if (r.has_shortcut) prepare(r.shortcut, k1x1, false, false);
+}
+
+void prepare(MidBlock& m) {
+  prepare(m.first);
+  prepare(m.second);
+  if (!m.has_attention) return;
+  for (Conv* c : {&m.attention.q, &m.attention.k, &m.attention.v, &m.attention.out}) prepare(*c, k1x1, false, false);
+}
+
+}  // namespace
+
+void prepare_for_kernels(Weights& w) {
+  if (w.has_encoder) {
+    EncoderWeights& e = w.encoder;
+    prepare(e.conv_in, k3x3, false, false);
+    for (DownStage& s : e.down) {
+      for (Resnet& r : s.resnets) prepare(r);
+      if (s.has_downsample) prepare(s.downsample, kDown, false, false);
+    }
+    prepare(e.mid);
+    prepare(e.conv_out, k3x3, false, true);
+    if (e.has_quant_conv) prepare(e.quant_conv, k1x1, false, false);
+  }
+  if (w.has_decoder) {
+    DecoderWeights& d = w.decoder;
+    if (d.has_post_quant_conv) prepare(d.post_quant_conv, k1x1, false, false);
+    prepare(d.conv_in, k3x3, false, false);
+    prepare(d.mid);
+    for (UpStage& s : d.up) {
+      for (Resnet& r : s.resnets) prepare(r);
+      if (s.has_upsample) prepare(s.upsample, k3x3, true, false);
+    }
+    prepare(d.conv_out, k3x3, false, true);
+  }
+}
+
 }  // namespace tf::flux2_vae

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/conv/conv2d.h"
 #include "core/tensor.h"
 #include "families/flux2_vae/config.h"
 #include "io/checkpoint.h"
@@ -13,6 +14,7 @@ namespace tf::flux2_vae {
 struct Conv {
   Tensor w;  // BF16 [Co, Ci, kh, kw] (attention's linears as [C, C, 1, 1])
   Tensor b;  // BF16 [Co]
+  PreparedConvWeights prepared;  // w reordered for the op that takes it (prepare_for_kernels), or none
 };
 
 struct Norm {
@@ -86,5 +88,8 @@ struct WeightParts {
 
 // Reads the weights the parts need from `ck` onto `device`; errors name the file and tensor.
 Weights load_weights(const Checkpoint& ck, const Config& c, Device device, WeightParts parts = {});
+// Every convolution's weights reordered once for the op its block runs (resnets' convolutions with their
+// GroupNorm folded, the upsamplers through the nearest 2x upsample, the rest plain): TF_CONV_WEIGHTS=prepared.
+void prepare_for_kernels(Weights& w);
 
 }  // namespace tf::flux2_vae

@@ -16,9 +16,21 @@ struct ConvShape {
   int Co, kh, kw;
   int stride, pad_top, pad_left, pad_bottom, pad_right;
   int Ho, Wo;  // output size; conv_output_size computes it
+  const __nv_bfloat16* prepared = nullptr;  // w already in the layout `prepared_form` (conv_weights_form), or null
+  int prepared_form = 0;
 };
 // Fills Ho, Wo from the logical input size, kernel, stride and padding.
 void conv_output_size(ConvShape& s);
+
+// The weights' layouts the convolution kernels read: w as given, tap-major with each tap's channels padded to
+// 64 (the TMA kernels), a nearest 2x upsample's sub-pixel classes' summed weights (subpixel_weights.h).
+enum ConvWeightsForm : int { kWeightsAsGiven = 0, kWeightsTapMajor = 1, kWeightsSubpixel = 2 };
+// The layout the kernels of s read (with a GroupNorm folded into the split where norm), now (variants included).
+int conv_weights_form(const ConvShape& s, bool norm);
+// The elements of that layout, and w [Co, Ci, kh, kw] put into it (the kernels' per-call reordering, once).
+size_t conv_weights_elems(const ConvShape& s, int form);
+void launch_prepare_conv_weights(const __nv_bfloat16* w, const ConvShape& s, int form, __nv_bfloat16* out,
+                                 cudaStream_t stream);
 
 // The kernels are chosen by shape and by the variant table (backend/variants.h: TF_CONV_TILE,
 // TF_CONV_KERNEL, TF_SPLIT_OPERANDS, TF_CHANNELS_ATTENTION_KERNEL, TF_SOFTMAX_ROWS).

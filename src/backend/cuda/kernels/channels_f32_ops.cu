@@ -34,6 +34,10 @@ ConvShape conv_shape(const Tensor& x, const Tensor& w, const Conv2dGeometry& g, 
   ConvShape s{int(x.dim(0)), int(x.dim(1)), int(x.dim(2)), upsample, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
               g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
   conv_output_size(s);
+  if (g.prepared && g.prepared->form != kWeightsAsGiven && g.prepared->packed.device == Device::CUDA) {
+    s.prepared = g.prepared->packed.ptr<const __nv_bfloat16>();
+    s.prepared_form = g.prepared->form;
+  }
   return s;
 }
 
@@ -54,6 +58,16 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
   run_conv("conv2d", false, x, w, bias, g, y, residual);
 }
 
+PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry& g, bool upsample, bool norm) {
+  ConvShape s{int(w.dim(1)), 1, 1, upsample, int(w.dim(0)), int(w.dim(2)), int(w.dim(3)),
+              g.stride, g.pad_top, g.pad_left, g.pad_bottom, g.pad_right, 0, 0};
+  const int form = conv_weights_form(s, norm);
+  if (form == kWeightsAsGiven) return {Tensor{}, form, w.data};
+  Tensor packed = empty(DType::BF16, {int64_t(conv_weights_elems(s, form))}, Device::CUDA);
+  launch_prepare_conv_weights(bf(w), s, form, packed.ptr<__nv_bfloat16>(), stream());
+  return {packed, form, w.data};
+}
+
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                 Tensor& y) {
   if (x.numel() == 0) return;
@@ -69,8 +83,8 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
                        const Tensor* residual, const Conv1x1OfInput* beside) {
   const ConvShape s = conv_shape(x, w, g, false);
-  const bool together = beside && beside->y->numel() > 0 && variant_is<Variant::conv_shortcut>("beside") &&
-                        conv_beside_applies(s, int(beside->w->dim(0)));
+  const bool together = beside && beside->y->numel() > 0 && y.numel() > 0 &&
+                        variant_is<Variant::conv_shortcut>("beside") && conv_beside_applies(s, int(beside->w->dim(0)));
   if (beside && !together) {  // x's split for the convolution beside made by its own pass
     cuda::conv2d(x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
     beside = nullptr;

@@ -126,16 +126,22 @@ void run_gemm(const __nv_bfloat16* w, const Gather& b, const __nv_bfloat16* bias
   run_gemm_nt<4>(a, b, e, stream);
 }
 
-// The weights reordered tap-major, each tap's channels padded to Cp, at the workspace's start (the
-// next free byte after them in *rest).
-const __nv_bfloat16* tap_major_weights(const __nv_bfloat16* w, const ConvShape& s, int Cp, void* workspace,
-                                       unsigned char** rest, cudaStream_t stream) {
+void launch_tap_major(const __nv_bfloat16* w, const ConvShape& s, int Cp, __nv_bfloat16* wp, cudaStream_t stream) {
   const int taps = s.kh * s.kw;
   const int64_t total = int64_t(s.Co) * Cp * taps;
-  auto* wp = static_cast<__nv_bfloat16*>(workspace);
   permute_weights_tap_major<<<unsigned((total + 255) / 256), 256, 0, stream>>>(w, s.Ci, Cp, taps, total, wp);
   check_launch("conv2d (permute_weights_tap_major)");
+}
+
+// The weights reordered tap-major, each tap's channels padded to Cp, at the workspace's start (the
+// next free byte after them in *rest); taken as prepared where s carries them so.
+const __nv_bfloat16* tap_major_weights(const __nv_bfloat16* w, const ConvShape& s, int Cp, void* workspace,
+                                       unsigned char** rest, cudaStream_t stream) {
+  const int64_t total = int64_t(s.Co) * Cp * s.kh * s.kw;
   *rest = static_cast<unsigned char*>(workspace) + aligned(size_t(total) * sizeof(__nv_bfloat16));
+  if (s.prepared && s.prepared_form == kWeightsTapMajor && Cp == padded_channels(s.Ci)) return s.prepared;
+  auto* wp = static_cast<__nv_bfloat16*>(workspace);
+  launch_tap_major(w, s, Cp, wp, stream);
   return wp;
 }
 
@@ -155,8 +161,11 @@ void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b
                   const ConvShape& s, void* workspace, cudaStream_t stream) {
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
-  auto* wk = reinterpret_cast<__nv_bfloat16*>(ws);
-  launch_subpixel_weights(w, s.Co, s.Ci, wk, stream);
+  const __nv_bfloat16* wk = s.prepared_form == kWeightsSubpixel ? s.prepared : nullptr;
+  if (!wk) {
+    launch_subpixel_weights(w, s.Co, s.Ci, reinterpret_cast<__nv_bfloat16*>(ws), stream);
+    wk = reinterpret_cast<__nv_bfloat16*>(ws);
+  }
   ws += aligned(size_t(s.Co) * Cp * 28 * sizeof(__nv_bfloat16));
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16)));
@@ -243,6 +252,24 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 }
 
 bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
+
+int conv_weights_form(const ConvShape& s, bool norm) {
+  if (!tma_applies(s) || conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride)) return kWeightsAsGiven;
+  if (subpixel_applies(s, norm)) return kWeightsSubpixel;
+  return s.kh == 3 || padded_channels(s.Ci) != s.Ci ? kWeightsTapMajor : kWeightsAsGiven;
+}
+
+size_t conv_weights_elems(const ConvShape& s, int form) {
+  const size_t Cp = size_t(padded_channels(s.Ci));
+  if (form == kWeightsSubpixel) return size_t(s.Co) * Cp * 28;
+  return form == kWeightsTapMajor ? size_t(s.Co) * Cp * s.kh * s.kw : 0;
+}
+
+void launch_prepare_conv_weights(const __nv_bfloat16* w, const ConvShape& s, int form, __nv_bfloat16* out,
+                                 cudaStream_t stream) {
+  if (form == kWeightsSubpixel) return launch_subpixel_weights(w, s.Co, s.Ci, out, stream);
+  if (form == kWeightsTapMajor) return launch_tap_major(w, s, padded_channels(s.Ci), out, stream);
+}
 
 // The 1x1 convolution beside reads x's own split through the TMA kernels: unpadded 64-deep taps (its
 // weights used as they are), outputs that are not few-outputs', a main convolution that splits x.
