@@ -6,6 +6,8 @@ namespace tf::cuda::conv_tma {
 
 constexpr int BM = 128, BN = 128, BK = 64, THREADS = 384;
 constexpr int kTileBytes = 128 * BK * 2;  // one operand tile: 128 rows of 128 bytes
+// The epilogue's staging rows: each consumer warp writes 8 Co rows of its sums at a time, 128 positions each.
+constexpr int kOutRowsPerWarp = 8;
 
 struct ConvTiles {
   int m_tiles, tiles_x, tiles;  // tile i: class i % classes, then Co rows ((i / classes) % m_tiles) * 128 (96), then

@@ -18,9 +18,10 @@
 
 #include <cstdint>
 
-#include "backend/cuda/kernels/norm/group_norm_affine.cuh"
+#include "backend/cuda/kernels/split_products/softmax_tiles.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
+#include "backend/cuda/kernels/split_products/split_passes.cuh"
 #include "backend/cuda/kernels/split_products/staged_store.cuh"
 #include "backend/cuda/primitives/tma.cuh"
 #include "backend/cuda/primitives/wgmma.cuh"
@@ -31,8 +32,6 @@ template <bool A_SPLIT>
 constexpr int kTilesPerStage = A_SPLIT ? 4 : 3;  // (A hi, A lo,) B hi, B lo
 template <bool A_SPLIT>
 constexpr int kStages = 3;  // as many as fit in 227 KB (beside the staged tile without A_SPLIT)
-// The epilogue's staging rows: each consumer warp writes 8 Co rows of its sums at a time, 128 positions each.
-constexpr int kOutRowsPerWarp = 8;
 constexpr size_t kOutBytes = size_t(8) * kOutRowsPerWarp * BN * sizeof(float);  // 8 consumer warps
 // Without A_SPLIT a tile's sums go through a staged tile to the store warps (staged_store.cuh); with it
 // the consumers store, through staging rows where there is a residual (the launch adds kOutBytes).
@@ -40,144 +39,6 @@ template <bool A_SPLIT>
 constexpr size_t kSmemBytes = size_t(kStages<A_SPLIT>) * kTilesPerStage<A_SPLIT> * kTileBytes +
                               (A_SPLIT ? 0 : kStagedBytes<BM>) + 1024 + (2 * kStages<A_SPLIT> + 4) * sizeof(uint64_t);
 static_assert(kSmemBytes<false> <= 227 * 1024 && kSmemBytes<true> + kOutBytes <= 227 * 1024);
-
-constexpr int kSplitPositions = 128;  // positions per block of the split pass, 32 at a time
-
-// The split-A kernels' part of a softmax taken per 128-column tile (attention_launch.cu): none; the scores'
-// epilogue writing each tile's e and stats (gemm::ExpTiles); the values' K blocks of 128 joined times their
-// columns' factors (gemm::Epilogue::k_block_scale).
-enum class SoftmaxStep { none, exp_tiles, scaled_k };
-constexpr int kSoftmaxTile = BN;  // the scores' tile width, so the values' K block
-static_assert(kSoftmaxTile % BK == 0);
-
-// x [Ci, Hs, Ws] fp32 (read through a nearest 2x upsample when UP: logical H x W = 2Hs x 2Ws;
-// through GroupNorm's map when NORM) -> hi, lo [H, W, Ci] bf16 with hi = bf16(x), lo = bf16(x - hi).
-// Block: 64 channels x kSplitPositions positions, through a 64 x 32 transpose tile.
-template <bool UP, bool NORM>
-__global__ void __launch_bounds__(256) split_channels_last(const float* __restrict__ x, int Ci, int Hs, int Ws,
-                                                           int W, int64_t positions, GroupNormApply norm,
-                                                           __nv_bfloat16* __restrict__ hi,
-                                                           __nv_bfloat16* __restrict__ lo) {
-  __shared__ float tile[64][33];
-  __shared__ ChannelAffine affine[NORM ? 64 : 1];  // the block's channels' maps, computed once
-  const int c0 = blockIdx.y * 64, t = threadIdx.x;
-  if constexpr (NORM) {
-    if (t < 64 && c0 + t < Ci) affine[t] = channel_affine(norm, c0 + t);
-    __syncthreads();
-  }
-  for (int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
-       p0 < min(positions, int64_t(blockIdx.x + 1) * kSplitPositions); p0 += 32) {
-    {
-      const int64_t p = p0 + t % 32;
-      const int y = p < positions ? int(p / W) : 0, xx = p < positions ? int(p - int64_t(y) * W) : 0;
-      const int sy = UP ? y >> 1 : y, sx = UP ? xx >> 1 : xx;
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        const int c = t / 32 + 8 * i;
-        const bool in = p < positions && c0 + c < Ci;
-        float v = in ? x[int64_t(c0 + c) * Hs * Ws + int64_t(sy) * Ws + sx] : 0.f;
-        if constexpr (NORM) v = in ? group_norm_value(affine[c], norm.silu, v) : 0.f;
-        tile[c][t % 32] = v;
-      }
-    }
-    __syncthreads();
-    const int pos = t / 8, ch = t % 8;
-    const int64_t p = p0 + pos;
-    if (p < positions && c0 + 8 * ch < Ci) {
-      __align__(16) __nv_bfloat16 h[8], l[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) {
-        gemm::split_bf16(tile[8 * ch + i][pos], h[i], l[i]);
-      }
-      const int64_t at = p * Ci + c0 + 8 * ch;
-      *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
-      *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
-    }
-    __syncthreads();  // the tile is refilled next round
-  }
-}
-
-// The block's tile (split_channels_last_rows' layout) out as channels-last hi and lo.
-__device__ __forceinline__ void split_tile_out(const float (*tile)[kSplitPositions], int Ci, int64_t positions,
-                                               int c0, int64_t p0, int t, __nv_bfloat16* __restrict__ hi,
-                                               __nv_bfloat16* __restrict__ lo) {
-  const int ch = t % 8;
-#pragma unroll
-  for (int round = 0; round < kSplitPositions / 32; ++round) {
-    const int pos = t / 8 + 32 * round;
-    const int64_t p = p0 + pos;
-    if (p >= positions || c0 + 8 * ch >= Ci) break;
-    __align__(16) __nv_bfloat16 h[8], l[8];
-#pragma unroll
-    for (int i = 0; i < 8; ++i) gemm::split_bf16(tile[8 * ch + i][pos ^ (4 * ch)], h[i], l[i]);
-    const int64_t at = p * Ci + c0 + 8 * ch;
-    *reinterpret_cast<uint4*>(hi + at) = *reinterpret_cast<const uint4*>(h);
-    *reinterpret_cast<uint4*>(lo + at) = *reinterpret_cast<const uint4*>(l);
-  }
-}
-
-// split_channels_last without upsampling where positions % 4 == 0: the block's 64 x 128 inputs are
-// read as 16-byte pieces all at once (8 a thread in flight), kept in a tile whose row c has column p
-// at p ^ (4 (c / 8)), so both the 16-byte tile writes and the 8-channel column reads are conflict-free.
-// With RAW (and NORM) x's own split goes to raw_hi, raw_lo first, from the same read.
-template <bool NORM, bool RAW = false>
-__global__ void __launch_bounds__(256) split_channels_last_rows(const float* __restrict__ x, int Ci,
-                                                                int64_t positions, GroupNormApply norm,
-                                                                __nv_bfloat16* __restrict__ hi,
-                                                                __nv_bfloat16* __restrict__ lo,
-                                                                __nv_bfloat16* __restrict__ raw_hi = nullptr,
-                                                                __nv_bfloat16* __restrict__ raw_lo = nullptr) {
-  static_assert(NORM || !RAW);
-  __shared__ __align__(16) float tile[64][kSplitPositions];
-  __shared__ ChannelAffine affine[NORM ? 64 : 1];
-  const int c0 = blockIdx.y * 64, t = threadIdx.x, lane = t % 32;
-  if constexpr (NORM) {
-    if (t < 64 && c0 + t < Ci) affine[t] = channel_affine(norm, c0 + t);
-    __syncthreads();
-  }
-  const int64_t p0 = int64_t(blockIdx.x) * kSplitPositions;
-  float4 v[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int64_t p = p0 + 4 * lane;
-    v[i] = p < positions && c0 + t / 32 + 8 * i < Ci
-               ? *reinterpret_cast<const float4*>(x + int64_t(c0 + t / 32 + 8 * i) * positions + p)
-               : make_float4(0.f, 0.f, 0.f, 0.f);
-  }
-  if constexpr (RAW) {
-#pragma unroll
-    for (int i = 0; i < 8; ++i) *reinterpret_cast<float4*>(&tile[t / 32 + 8 * i][(4 * lane) ^ (4 * i)]) = v[i];
-    __syncthreads();
-    split_tile_out(tile, Ci, positions, c0, p0, t, raw_hi, raw_lo);
-    __syncthreads();  // the tile is refilled with the normalised values
-  }
-#pragma unroll
-  for (int i = 0; i < 8; ++i) {
-    const int c = t / 32 + 8 * i;  // c / 8 == i
-    if constexpr (NORM) {
-      if (c0 + c < Ci) {  // channels past Ci stay zero, as the product's padding needs
-        v[i].x = group_norm_value(affine[c], norm.silu, v[i].x);
-        v[i].y = group_norm_value(affine[c], norm.silu, v[i].y);
-        v[i].z = group_norm_value(affine[c], norm.silu, v[i].z);
-        v[i].w = group_norm_value(affine[c], norm.silu, v[i].w);
-      }
-    }
-    *reinterpret_cast<float4*>(&tile[c][(4 * lane) ^ (4 * i)]) = v[i];
-  }
-  __syncthreads();
-  split_tile_out(tile, Ci, positions, c0, p0, t, hi, lo);
-}
-
-// hi[i], lo[i] = split_bf16(x[i]).
-__global__ void split_elementwise(const float* __restrict__ x, int64_t n, __nv_bfloat16* __restrict__ hi,
-                                  __nv_bfloat16* __restrict__ lo) {
-  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= n) return;
-  __nv_bfloat16 h, l;
-  gemm::split_bf16(x[i], h, l);
-  hi[i] = h;
-  lo[i] = l;
-}
 
 // The tile's accumulators plus the residual into y: acc[4 j + q] of consumer thread t is Co row
 // 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2) of its warpgroup's 64, tile column 8 j + 2 (t % 4) (+1).
@@ -265,113 +126,6 @@ __device__ __forceinline__ void store_tile_direct(const gemm::Epilogue& e, const
         if (in0) dst[0] = v0;
         if (in1) dst[1] = v1;
       }
-    }
-  }
-}
-
-// The scores' tile softmax (gemm::ExpTiles) from a tile's accumulators (acc[4 j + 2 h + u]: row
-// 16 (t / 32) + (t % 32) / 4 + 8 h of its warpgroup's 64, column 8 j + 2 (t % 4) + u; a quad holds a row):
-// the row's maximum over columns below N, e = exp(s - max) (into acc), the sum of e in double (the thread's
-// columns in order, then the quad's butterfly), stats written by the quad's first lane; without STAGED e is
-// stored split as bf16 pairs from the fragments, with it through `rows` (store_tile_exp_rows).
-template <bool STAGED>
-__device__ __forceinline__ void store_tile_exp(const gemm::Epilogue& e, int m0, int n0, int cw, int t,
-                                               float (&acc)[64]) {
-  const int q = t % 4;
-  const gemm::ExpTiles& x = e.exp_tiles;
-  const bool pairs = (e.ldc % 2) == 0;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-    const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
-    float mx = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-      for (int u = 0; u < 2; ++u)
-        if (n0 + 8 * j + 2 * q + u < e.N) mx = fmaxf(mx, __fmul_rn(e.alpha, acc[4 * j + 2 * h + u]));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-    mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-    double sum = 0.0;
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int n = n0 + 8 * j + 2 * q;
-      float ev[2];
-      __nv_bfloat16 hi[2], lo[2];
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        ev[u] = n + u < e.N ? expf(__fsub_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + u]), mx)) : 0.f;
-        sum += double(ev[u]);
-        acc[4 * j + 2 * h + u] = ev[u];
-        if constexpr (!STAGED) gemm::split_bf16(ev[u], hi[u], lo[u]);
-      }
-      if (STAGED || m >= e.M || n >= e.N) continue;
-      const int64_t at = int64_t(m) * e.ldc + n;
-      if (pairs && n + 1 < e.N) {
-        *reinterpret_cast<__nv_bfloat162*>(x.hi + at) = __halves2bfloat162(hi[0], hi[1]);
-        *reinterpret_cast<__nv_bfloat162*>(x.lo + at) = __halves2bfloat162(lo[0], lo[1]);
-      } else {
-        x.hi[at] = hi[0], x.lo[at] = lo[0];
-        if (n + 1 < e.N) x.hi[at + 1] = hi[1], x.lo[at + 1] = lo[1];
-      }
-    }
-    sum += __shfl_xor_sync(0xffffffffu, sum, 1);
-    sum += __shfl_xor_sync(0xffffffffu, sum, 2);
-    if (q == 0 && m < e.M) x.stats[int64_t(m) * x.tiles + n0 / kSoftmaxTile] = make_float2(mx, float(sum));
-  }
-}
-
-// e (store_tile_exp's acc) split into bf16 hi and lo rows: each warp passes its 8-row halves through `rows`
-// (store_tile_rows' swizzled staging), then lane l splits columns 4 l .. 4 l + 3 of a row and stores 8 bytes
-// of each, a warp instruction 256 contiguous bytes of one row.
-__device__ __forceinline__ void store_tile_exp_rows(const gemm::Epilogue& e, int m0, int n0, int cw, int t,
-                                                    const float (&acc)[64], float* rows) {
-  const int lane = t % 32, r = lane / 4, q = lane % 4, col = 4 * lane, n = n0 + col;
-  const gemm::ExpTiles& x = e.exp_tiles;
-  const bool vec = e.ldc % 4 == 0 && n + 3 < e.N;
-#pragma unroll
-  for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-      *reinterpret_cast<float2*>(rows + r * BN + ((8 * j + 2 * q) ^ (8 * r))) =
-          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
-    __syncwarp();
-    const int mfirst = m0 + 64 * cw + 16 * (t / 32) + 8 * h;
-#pragma unroll
-    for (int R = 0; R < kOutRowsPerWarp; ++R) {
-      const int m = mfirst + R;
-      const float4 v = *reinterpret_cast<const float4*>(rows + R * BN + (col ^ (8 * R)));
-      if (m >= e.M || n >= e.N) continue;
-      __align__(8) __nv_bfloat16 hi[4], lo[4];
-      gemm::split_bf16(v.x, hi[0], lo[0]);
-      gemm::split_bf16(v.y, hi[1], lo[1]);
-      gemm::split_bf16(v.z, hi[2], lo[2]);
-      gemm::split_bf16(v.w, hi[3], lo[3]);
-      const int64_t at = int64_t(m) * e.ldc + n;
-      if (vec) {
-        *reinterpret_cast<uint2*>(x.hi + at) = *reinterpret_cast<const uint2*>(hi);
-        *reinterpret_cast<uint2*>(x.lo + at) = *reinterpret_cast<const uint2*>(lo);
-      } else {
-        for (int u = 0; u < 4 && n + u < e.N; ++u) x.hi[at + u] = hi[u], x.lo[at + u] = lo[u];
-      }
-    }
-    __syncwarp();  // the rows are read before the next h overwrites them
-  }
-}
-
-// This thread's columns' factors (f[2 j + u]: column n0 + 8 j + 2 (t % 4) + u) for the values' K block b;
-// columns at or past N get 0.
-__device__ __forceinline__ void block_factors(const gemm::Epilogue& e, int n0, int b, int t, float (&f)[32]) {
-  const float* row = e.k_block_scale + int64_t(b) * e.N;
-  const bool pairs = (e.N % 2) == 0;
-#pragma unroll
-  for (int j = 0; j < BN / 8; ++j) {
-    const int n = n0 + 8 * j + 2 * (t % 4);
-    if (pairs && n + 1 < e.N) {
-      const float2 v = *reinterpret_cast<const float2*>(row + n);
-      f[2 * j] = v.x, f[2 * j + 1] = v.y;
-    } else {
-      f[2 * j] = n < e.N ? row[n] : 0.f;
-      f[2 * j + 1] = n + 1 < e.N ? row[n + 1] : 0.f;
     }
   }
 }
