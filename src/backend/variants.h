@@ -113,13 +113,12 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the channels attention's (the VAE's) two split products on the wgmma kernel or on mma.sync (which gathers "
      "its operands)",
      false},
-    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"resident", "tiles", "tiles_pairs", "strided"},
-     "the channels attention's softmax: `resident` a pass between the products holding rows of 4,096 or 16,384 "
-     "scores in registers (one read); `tiles`, where both products read split operands through TMA, split over them "
-     "(the scores' epilogue writes each 128-key tile's exp(s - tile max) through staging rows with the tile's stats, "
-     "a pass makes each tile's factor, the values' product joins each 128-key block times it: no scores stored), "
-     "elsewhere as `resident`; `tiles_pairs` those bytes stored as pairs from the fragments; `strided` the pass "
-     "reading every row three times (not yet measured on a GPU: `tiles` and `tiles_pairs`)",
+    {Variant::softmax_rows, "TF_SOFTMAX_ROWS", {"tiles", "resident", "strided"},
+     "the channels attention's softmax: `tiles`, where both products read split operands through TMA, split over "
+     "them (the scores' epilogue writes each 128-key tile's exp(s - tile max) with the tile's stats, a pass makes "
+     "each tile's factor, the values' product joins each 128-key block times it: no scores stored), elsewhere as "
+     "`resident`; `resident` a pass between the products holding rows of 4,096 or 16,384 scores in registers (one "
+     "read); `strided` that pass reading every row three times",
      false},
     {Variant::cpu_linear, "TF_CPU_LINEAR", {"auto", "scalar", "avx2", "avx512"},
      "the CPU's linear kernel: `auto` the widest the machine has; a named one where the machine has it, else the "
@@ -155,13 +154,12 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      false},
     {Variant::conv_shortcut, "TF_CONV_SHORTCUT", {"separate", "beside"},
      "CUDA's group_norm_conv2d with a 1x1 convolution of x beside (the resnet's shortcut): `separate` splits x for "
-     "it in its own pass; `beside` writes x's own split in the GroupNorm'd split's pass, from one read (not yet "
-     "measured on a GPU)",
+     "it in its own pass; `beside` writes x's own split in the GroupNorm'd split's pass, from one read (opt-in: its "
+     "test failed on an H100 at one geometry, 384 -> 192 channels at 12 x 64)",
      true},
-    {Variant::conv_weights, "TF_CONV_WEIGHTS", {"per_call", "prepared"},
-     "the VAE's convolution weights on CUDA: `per_call` each call reorders them for its kernel (tap-major, or the "
-     "sub-pixel classes' sums) into its workspace; `prepared` the model reorders them once at load and the calls "
-     "read that (not yet measured on a GPU)",
+    {Variant::conv_weights, "TF_CONV_WEIGHTS", {"prepared", "per_call"},
+     "the VAE's convolution weights on CUDA: `prepared` the model reorders them once at load (tap-major, or the "
+     "sub-pixel classes' sums) and the calls read that; `per_call` each call reorders them into its workspace",
      true},
 }};
 

@@ -106,8 +106,8 @@ Reference attention_reference_split_gemm(const Case& c) {
   std::vector<Tracked> qt = token_major(c.inputs[0]), kt = token_major(c.inputs[1]), v = tracked_of(c.inputs[2]);
   std::vector<Tracked> o(v.size()), s(static_cast<size_t>(n)), t(static_cast<size_t>(n));
   // the dispatch of attention_launch.cu: both products on the TMA kernel, the softmax by tiles
-  const bool tiles = variant_is<Variant::softmax_rows>("tiles") || variant_is<Variant::softmax_rows>("tiles_pairs");
-  const bool by_tiles = d % 64 == 0 && n % 8 == 0 && tiles && variant_is<Variant::channels_attention_kernel>("wgmma") &&
+  const bool by_tiles = d % 64 == 0 && n % 8 == 0 && variant_is<Variant::softmax_rows>("tiles") &&
+                        variant_is<Variant::channels_attention_kernel>("wgmma") &&
                         variant_is<Variant::split_operands>("auto");
   for (int64_t i = 0; i < n; ++i) {
     Tracked m{-std::numeric_limits<double>::infinity(), 0};

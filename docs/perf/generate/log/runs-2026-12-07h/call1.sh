@@ -20,10 +20,8 @@ run() {  # label, env, sizes
 ALL="TF_SOFTMAX_ROWS=tiles TF_CONV_SHORTCUT=beside TF_CONV_WEIGHTS=prepared"
 run all "$ALL" 512,1024,2048
 run base "X=1" 512,1024,2048
-for _ in 1 2; do
-  run all "$ALL" 1024; run base "X=1" 1024; run tiles "TF_SOFTMAX_ROWS=tiles" 1024; run pairs "TF_SOFTMAX_ROWS=tiles_pairs" 1024
-  run beside "TF_CONV_SHORTCUT=beside" 1024; run prepared "TF_CONV_WEIGHTS=prepared" 1024
-done
+run all "$ALL" 1024; run base "X=1" 1024; run tiles "TF_SOFTMAX_ROWS=tiles" 1024; run pairs "TF_SOFTMAX_ROWS=tiles_pairs" 1024
+run beside "TF_CONV_SHORTCUT=beside" 1024; run prepared "TF_CONV_WEIGHTS=prepared" 1024; run all "$ALL" 1024; run base "X=1" 1024
 echo "== VAE gate 1024^2 (all three)"
 PYTHONPATH=/tmp/site timeout 200 python3 python/cases/flux2_vae_case.py vae --model $P/vae --height 1024 --width 1024 \
   --ref-device cuda --bf16-device cuda --out $OUT/vae-case.safetensors 2>&1 | tail -1

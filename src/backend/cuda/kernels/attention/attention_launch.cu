@@ -3,7 +3,7 @@
 // GEMM (hi*hi + hi*lo + lo*hi in fp32), so scores and outputs keep fp32-class accuracy.
 // Where the TMA-fed kernel applies, q and k are split once into channels-last hi/lo, v into hi/lo,
 // and the softmax writes P already split: the same bytes as splitting inside the products. There the
-// softmax may be split over the products (TF_SOFTMAX_ROWS=tiles): the scores' epilogue writes each
+// softmax is split over the products (TF_SOFTMAX_ROWS=tiles, the default): the scores' epilogue writes each
 // 128-key tile's e = exp(s - tile max) split, with the tile's max and sum; a pass turns a row's tile stats
 // into a factor per tile, exp(tile max - row max) / row sum; the values' product joins each 128-key block's
 // sums times its factor. The scores are never stored and no pass reads them.
@@ -194,8 +194,7 @@ __global__ void tile_factors_kernel(const float2* __restrict__ stats, int nq, in
 void attention_tma(const float* q, const float* k, const float* v, int D, int N, float scale, float* o,
                    float* workspace, cudaStream_t stream) {
   const int block = attention_query_block(N);
-  const bool pairs = variant_is<Variant::softmax_rows>("tiles_pairs");
-  const bool tiles = variant_is<Variant::softmax_rows>("tiles") || pairs;
+  const bool tiles = variant_is<Variant::softmax_rows>("tiles");
   float* s = workspace;
   const int n_tiles = (N + kSoftmaxTile - 1) / kSoftmaxTile;
   auto* stats = reinterpret_cast<float2*>(workspace);  // (tiles) where the scores would be
@@ -212,7 +211,7 @@ void attention_tma(const float* q, const float* k, const float* v, int D, int N,
     const int nq = std::min(block, N - i0);
     // S[i, j] = scale * sum_d q[d, i0 + i] k[d, j]: a 1x1 window over the one-row picture k^T
     gemm::Epilogue es{s, N, scale, nullptr, nullptr, nq, N};
-    if (tiles) es.exp_tiles = {p_hi, p_lo, stats, n_tiles, !pairs};
+    if (tiles) es.exp_tiles = {p_hi, p_lo, stats, n_tiles};
     launch_split_tma(qt_hi + size_t(i0) * D, qt_lo + size_t(i0) * D, nq, {kt_hi, kt_lo, D, 1, N}, {1, 1, 0, 0, 1, N},
                      es, stream);
     if (tiles) {

@@ -257,12 +257,8 @@ __global__ void __launch_bounds__(THREADS, 1)
       mbarrier_arrive(out_full);
       ++n;
     } else if constexpr (STEP == SoftmaxStep::exp_tiles) {
-      if (e.exp_tiles.staged) {
-        store_tile_exp<true>(e, q.m0, q.ox0, cw, t, acc);
-        store_tile_exp_rows(e, q.m0, q.ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
-      } else {
-        store_tile_exp<false>(e, q.m0, q.ox0, cw, t, acc);
-      }
+      tile_exp(e, q.m0, q.ox0, cw, t, acc);
+      store_tile_exp_rows(e, q.m0, q.ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
     } else if (e.residual) {  // whole rows pay where the residual's loads are; without one scattered stores are as fast
       store_tile_rows(e, s, q.m0, q.oy0, q.ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);
     } else {

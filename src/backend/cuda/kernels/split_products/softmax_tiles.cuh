@@ -20,15 +20,11 @@ static_assert(kSoftmaxTile % BK == 0);
 
 // The scores' tile softmax (gemm::ExpTiles) from a tile's accumulators (acc[4 j + 2 h + u]: row
 // 16 (t / 32) + (t % 32) / 4 + 8 h of its warpgroup's 64, column 8 j + 2 (t % 4) + u; a quad holds a row):
-// the row's maximum over columns below N, e = exp(s - max) (into acc), the sum of e in double (the thread's
-// columns in order, then the quad's butterfly), stats written by the quad's first lane; without STAGED e is
-// stored split as bf16 pairs from the fragments, with it through `rows` (store_tile_exp_rows).
-template <bool STAGED>
-__device__ __forceinline__ void store_tile_exp(const gemm::Epilogue& e, int m0, int n0, int cw, int t,
-                                               float (&acc)[64]) {
+// the row's maximum over columns below N, e = exp(s - max) into acc (store_tile_exp_rows stores it), the sum of
+// e in double (the thread's columns in order, then the quad's butterfly), stats written by the quad's first lane.
+__device__ __forceinline__ void tile_exp(const gemm::Epilogue& e, int m0, int n0, int cw, int t, float (&acc)[64]) {
   const int q = t % 4;
   const gemm::ExpTiles& x = e.exp_tiles;
-  const bool pairs = (e.ldc % 2) == 0;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
     const int m = m0 + 64 * cw + 16 * (t / 32) + (t % 32) / 4 + 8 * h;
@@ -42,29 +38,13 @@ __device__ __forceinline__ void store_tile_exp(const gemm::Epilogue& e, int m0, 
     mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
     double sum = 0.0;
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-      const int n = n0 + 8 * j + 2 * q;
-      float ev[2];
-      __nv_bfloat16 hi[2], lo[2];
+    for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
       for (int u = 0; u < 2; ++u) {
-        ev[u] = n + u < e.N ? expf(__fsub_rn(__fmul_rn(e.alpha, acc[4 * j + 2 * h + u]), mx)) : 0.f;
-        sum += double(ev[u]);
-        acc[4 * j + 2 * h + u] = ev[u];
-        if constexpr (!STAGED) gemm::split_bf16(ev[u], hi[u], lo[u]);
+        float& a = acc[4 * j + 2 * h + u];
+        a = n0 + 8 * j + 2 * q + u < e.N ? expf(__fsub_rn(__fmul_rn(e.alpha, a), mx)) : 0.f;
+        sum += double(a);
       }
-      if constexpr (!STAGED) {
-        if (m >= e.M || n >= e.N) continue;
-        const int64_t at = int64_t(m) * e.ldc + n;
-        if (pairs && n + 1 < e.N) {
-          *reinterpret_cast<__nv_bfloat162*>(x.hi + at) = __halves2bfloat162(hi[0], hi[1]);
-          *reinterpret_cast<__nv_bfloat162*>(x.lo + at) = __halves2bfloat162(lo[0], lo[1]);
-        } else {
-          x.hi[at] = hi[0], x.lo[at] = lo[0];
-          if (n + 1 < e.N) x.hi[at + 1] = hi[1], x.lo[at + 1] = lo[1];
-        }
-      }
-    }
     sum += __shfl_xor_sync(0xffffffffu, sum, 1);
     sum += __shfl_xor_sync(0xffffffffu, sum, 2);
     if (q == 0 && m < e.M) x.stats[int64_t(m) * x.tiles + n0 / kSoftmaxTile] = make_float2(mx, float(sum));

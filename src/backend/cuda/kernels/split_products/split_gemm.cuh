@@ -226,7 +226,6 @@ struct ExpTiles {
   __nv_bfloat16* lo = nullptr;
   float2* stats = nullptr;
   int tiles = 0;  // 128-column tiles a row
-  bool staged = true;  // e through the consumers' staging rows (whole rows a warp instruction), else as pairs
 };
 
 struct Epilogue {

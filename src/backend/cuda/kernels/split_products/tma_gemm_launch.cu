@@ -47,7 +47,7 @@ void launch(const CUtensorMap& a, const CUtensorMap& a_lo, const CUtensorMap& hi
   }
   static bool raised = false;
   constexpr size_t kRows = A_SPLIT ? kOutBytes : 0;        // the consumers' staging rows (A_SPLIT only)
-  const bool rows = e.residual || (STEP == SoftmaxStep::exp_tiles && e.exp_tiles.staged);
+  const bool rows = e.residual || STEP == SoftmaxStep::exp_tiles;
   const size_t smem = kSmemBytes<A_SPLIT> + (rows ? kRows : 0);  // only where used
   launch_persistent(conv_tma_kernel<A_SPLIT, STEP>, raised, kSmemBytes<A_SPLIT> + kRows, smem, t.tiles,
                     "split product (conv_tma_kernel)", stream, a, a_lo, hi, lo, t, e);
