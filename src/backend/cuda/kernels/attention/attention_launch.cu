@@ -11,6 +11,7 @@
 
 #include "backend/cuda/runtime/launch_check.h"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
+#include "backend/cuda/kernels/split_products/softmax_tiles.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
 #include "backend/cuda/kernels/split_products/tma_gemm.h"
 #include "backend/cuda/kernels/channels_f32.h"
@@ -170,8 +171,6 @@ bool tma_applies(int D, int N) {
   return wgmma_on() && variant_is<Variant::split_operands>("auto") && D % 64 == 0 && N % 8 == 0;
 }
 
-constexpr int kSoftmaxTile = 128;  // the scores' tile width (conv_tma::kSoftmaxTile)
-
 // One warp per query row i of nq: from the row's tile stats (max m_b, sum l_b; stats[i * tiles + b]) the row's
 // max M and sum L = sum_b l_b exp(m_b - M) in double (lane partials over b = lane + 32 u in order, then a fixed
 // butterfly), then factor[b * nq + i] = fp32(exp(m_b - M) / L) for each tile.
@@ -196,7 +195,7 @@ void attention_tma(const float* q, const float* k, const float* v, int D, int N,
   const int block = attention_query_block(N);
   const bool tiles = variant_is<Variant::softmax_rows>("tiles");
   float* s = workspace;
-  const int n_tiles = (N + kSoftmaxTile - 1) / kSoftmaxTile;
+  const int n_tiles = (N + conv_tma::kSoftmaxTile - 1) / conv_tma::kSoftmaxTile;
   auto* stats = reinterpret_cast<float2*>(workspace);  // (tiles) where the scores would be
   float* factor = workspace + 2 * size_t(block) * n_tiles;
   auto* split = reinterpret_cast<__nv_bfloat16*>(workspace + size_t(block) * N);

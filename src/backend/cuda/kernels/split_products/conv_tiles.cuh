@@ -24,6 +24,21 @@ struct ConvTiles {
   int classes, KT1, class_k;
 };
 
+// A consumer warp's staging rows ([kOutRowsPerWarp][BN] floats, column c of row r at c ^ (8 r), so neither the
+// pair writes nor the 4-column reads conflict): half h (rows 8 h ..) of the warp's 16 accumulator rows staged,
+// lane l's pairs acc[4 j + 2 h], acc[4 j + 2 h + 1] at row l / 4, columns 8 j + 2 (l % 4); then columns
+// 4 l .. 4 l + 3 of row R read back as one float4.
+__device__ __forceinline__ void stage_row_half(float* rows, int lane, int h, const float (&acc)[64]) {
+  const int r = lane / 4, q = lane % 4;
+#pragma unroll
+  for (int j = 0; j < BN / 8; ++j)
+    *reinterpret_cast<float2*>(rows + r * BN + ((8 * j + 2 * q) ^ (8 * r))) =
+        make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+}
+__device__ __forceinline__ float4 staged_columns(const float* rows, int lane, int R) {
+  return *reinterpret_cast<const float4*>(rows + R * BN + ((4 * lane) ^ (8 * R)));
+}
+
 // Tile i's place in ConvTiles' order: its class, its first output channel (`rows` channels a channel tile) and
 // its first output position (of its class's grid).
 struct TilePlace {

@@ -48,23 +48,20 @@ static_assert(kSmemBytes<false> <= 227 * 1024 && kSmemBytes<true> + kOutBytes <=
 // Arithmetic as gemm::store_pair: alpha * acc + bias, then + residual.
 __device__ __forceinline__ void store_tile_rows(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
                                                 int cw, int t, const float (&acc)[64], float* rows) {
-  const int lane = t % 32, r = lane / 4, q = lane % 4, col = 4 * lane;
+  const int lane = t % 32, col = 4 * lane;
   const int oy = oy0 + col / s.BW, ox = ox0 + col % s.BW;  // a lane's 4 columns share a tile row (BW % 4 == 0)
   const bool in_y = oy < s.Ho;
   const bool vec4 = s.Wo % 4 == 0 && e.ldc % 4 == 0 && (reinterpret_cast<uintptr_t>(e.c) & 15) == 0 &&
                     (!e.residual || (reinterpret_cast<uintptr_t>(e.residual) & 15) == 0);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-      *reinterpret_cast<float2*>(rows + r * BN + ((8 * j + 2 * q) ^ (8 * r))) =
-          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    stage_row_half(rows, lane, h, acc);
     __syncwarp();
     const int mfirst = m0 + 64 * cw + 16 * (t / 32) + 8 * h;  // row R of the 8 is Co mfirst + R
     float4 v[kOutRowsPerWarp], res[kOutRowsPerWarp];
 #pragma unroll
     for (int R = 0; R < kOutRowsPerWarp; ++R) {
-      v[R] = *reinterpret_cast<const float4*>(rows + R * BN + (col ^ (8 * R)));
+      v[R] = staged_columns(rows, lane, R);
       res[R] = make_float4(0.f, 0.f, 0.f, 0.f);
       const int m = mfirst + R;
       if (e.residual && m < e.M && in_y) {

@@ -56,21 +56,19 @@ __device__ __forceinline__ void tile_exp(const gemm::Epilogue& e, int m0, int n0
 // of each, a warp instruction 256 contiguous bytes of one row.
 __device__ __forceinline__ void store_tile_exp_rows(const gemm::Epilogue& e, int m0, int n0, int cw, int t,
                                                     const float (&acc)[64], float* rows) {
-  const int lane = t % 32, r = lane / 4, q = lane % 4, col = 4 * lane, n = n0 + col;
+  const int lane = t % 32, n = n0 + 4 * lane;
   const gemm::ExpTiles& x = e.exp_tiles;
-  const bool vec = e.ldc % 4 == 0 && n + 3 < e.N;
+  const bool aligned = ((reinterpret_cast<uintptr_t>(x.hi) | reinterpret_cast<uintptr_t>(x.lo)) & 7) == 0;
+  const bool vec = aligned && e.ldc % 4 == 0 && n + 3 < e.N;
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
-      *reinterpret_cast<float2*>(rows + r * BN + ((8 * j + 2 * q) ^ (8 * r))) =
-          make_float2(acc[4 * j + 2 * h], acc[4 * j + 2 * h + 1]);
+    stage_row_half(rows, lane, h, acc);
     __syncwarp();
     const int mfirst = m0 + 64 * cw + 16 * (t / 32) + 8 * h;
 #pragma unroll
     for (int R = 0; R < kOutRowsPerWarp; ++R) {
       const int m = mfirst + R;
-      const float4 v = *reinterpret_cast<const float4*>(rows + R * BN + (col ^ (8 * R)));
+      const float4 v = staged_columns(rows, lane, R);
       if (m >= e.M || n >= e.N) continue;
       __align__(8) __nv_bfloat16 hi[4], lo[4];
       gemm::split_bf16(v.x, hi[0], lo[0]);
@@ -93,7 +91,7 @@ __device__ __forceinline__ void store_tile_exp_rows(const gemm::Epilogue& e, int
 // columns at or past N get 0.
 __device__ __forceinline__ void block_factors(const gemm::Epilogue& e, int n0, int b, int t, float (&f)[32]) {
   const float* row = e.k_block_scale + int64_t(b) * e.N;
-  const bool pairs = (e.N % 2) == 0;
+  const bool pairs = (e.N % 2) == 0 && (reinterpret_cast<uintptr_t>(e.k_block_scale) & 7) == 0;
 #pragma unroll
   for (int j = 0; j < BN / 8; ++j) {
     const int n = n0 + 8 * j + 2 * (t % 4);
