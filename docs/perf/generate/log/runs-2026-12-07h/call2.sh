@@ -1,6 +1,6 @@
 #!/bin/bash
 # Written at the end of session 2026-12-07h for the next device call (not run): .carry/h16/new, a release build of
-# 2d00ee0 (defaults: TF_SOFTMAX_ROWS=tiles, TF_CONV_WEIGHTS=prepared; TF_CONV_SHORTCUT=beside opt-in);
+# a5b3a46 (the fault build: 2d00ee0) (defaults: TF_SOFTMAX_ROWS=tiles, TF_CONV_WEIGHTS=prepared; TF_CONV_SHORTCUT=beside opt-in);
 # h16/fault/test_cuda: the tile max per lane, the raw split's hi and lo swapped, the prepared weights unpadded.
 # First the beside test's diagnostics (does the separate path repeat itself? outputs unwritten?), then the new
 # defaults timed against the old ones and with beside, the hashes (tiles at 1024^2: 19b1588c931e956e), the gate.
