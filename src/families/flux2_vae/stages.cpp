@@ -15,8 +15,7 @@ std::vector<Step> encoder_stages(const Weights& w, const Config& c) {
   for (size_t i = 0; i < e.down.size(); ++i)
     s.push_back({"enc.down." + std::to_string(i), [&e, i, g, eps](const Tensor& x) {
                    const DownStage& d = e.down[i];
-                   Tensor h = x;
-                   for (const Resnet& r : d.resnets) h = resnet(r, h, g, eps);
+                   const Tensor h = resnets(d.resnets, x, g, eps);
                    return d.has_downsample ? downsample(d.downsample, h) : h;
                  }});
   s.push_back({"enc.mid", [&e, g, eps](const Tensor& x) { return mid_block(e.mid, x, g, eps); }});
@@ -41,8 +40,7 @@ std::vector<Step> decoder_stages(const Weights& w, const Config& c) {
   for (size_t i = 0; i < d.up.size(); ++i)
     s.push_back({"dec.up." + std::to_string(i), [&d, i, g, eps](const Tensor& x) {
                    const UpStage& u = d.up[i];
-                   Tensor h = x;
-                   for (const Resnet& r : u.resnets) h = resnet(r, h, g, eps);
+                   const Tensor h = resnets(u.resnets, x, g, eps);
                    return u.has_upsample ? upsample(u.upsample, h) : h;
                  }});
   s.push_back({"dec.out", [&d, g, eps](const Tensor& x) { return norm_conv3x3(d.norm_out, d.conv_out, x, g, eps); }});
