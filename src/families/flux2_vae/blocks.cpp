@@ -30,7 +30,9 @@ Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tenso
 
 }  // namespace
 
-Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
+Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual, GroupStats* y_stats) {
+  return conv(c, x, {1, 1, 1, 1, 1}, residual, y_stats);
+}
 Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual, GroupStats* y_stats) {
   return conv(c, x, {1, 0, 0, 0, 0}, residual, y_stats);
 }
@@ -63,23 +65,30 @@ Tensor resnet(const Resnet& r, const Tensor& x, int groups, float eps, const Gro
   return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &s, nullptr, &h_stats, y_stats);
 }
 
-Tensor resnets(const std::vector<Resnet>& rs, const Tensor& x, int groups, float eps, GroupStats* y_stats) {
+Tensor resnets(const std::vector<Resnet>& rs, const Tensor& x, int groups, float eps, const GroupStats* x_stats,
+               GroupStats* y_stats) {
+  if (rs.empty()) {
+    if (y_stats) group_stats(x, *y_stats);
+    return x;
+  }
   Tensor h = x;
-  GroupStats given, taken;  // the input's statistics (none for the first), the output's
+  GroupStats given, taken;  // the input's statistics (x_stats for the first), the output's
   for (size_t i = 0; i < rs.size(); ++i) {
     const bool last = i + 1 == rs.size();
     if (!last) taken = make_group_stats(groups, eps, x.device);
-    h = resnet(rs[i], h, groups, eps, i > 0 ? &given : nullptr, last ? y_stats : &taken);
+    h = resnet(rs[i], h, groups, eps, i > 0 ? &given : x_stats, last ? y_stats : &taken);
     if (!last) given = std::move(taken);
   }
   return h;
 }
 
-Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0, 1, 1}, nullptr); }
+Tensor downsample(const Conv& c, const Tensor& x, GroupStats* y_stats) {
+  return conv(c, x, {2, 0, 0, 1, 1}, nullptr, y_stats);
+}
 
-Tensor upsample(const Conv& c, const Tensor& x) {
+Tensor upsample(const Conv& c, const Tensor& x, GroupStats* y_stats) {
   Tensor y = empty(DType::F32, {c.w.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device);
-  upsample_nearest2x_conv2d(x, c.w, c.b, with_weights(c, {1, 1, 1, 1, 1}), y);
+  upsample_nearest2x_conv2d(x, c.w, c.b, with_weights(c, {1, 1, 1, 1, 1}), y, nullptr, y_stats);
   return y;
 }
 
@@ -94,12 +103,13 @@ Tensor attention(const Attention& a, const Tensor& x, int groups, float eps, con
   return conv1x1(a.out, o.reshaped(x.shape), &x, y_stats);
 }
 
-Tensor mid_block(const MidBlock& m, const Tensor& x, int groups, float eps) {
+Tensor mid_block(const MidBlock& m, const Tensor& x, int groups, float eps, const GroupStats* x_stats,
+                 GroupStats* y_stats) {
   GroupStats first = make_group_stats(groups, eps, x.device), second = make_group_stats(groups, eps, x.device);
-  Tensor h = resnet(m.first, x, groups, eps, nullptr, &first);
-  if (!m.has_attention) return resnet(m.second, h, groups, eps, &first);
+  Tensor h = resnet(m.first, x, groups, eps, x_stats, &first);
+  if (!m.has_attention) return resnet(m.second, h, groups, eps, &first, y_stats);
   h = attention(m.attention, h, groups, eps, &first, &second);
-  return resnet(m.second, h, groups, eps, &second);
+  return resnet(m.second, h, groups, eps, &second, y_stats);
 }
 
 }  // namespace tf::flux2_vae
