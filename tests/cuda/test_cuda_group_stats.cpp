@@ -53,6 +53,7 @@ TEST(CudaGroupStats, TakenAsTheConvolutionStoresAreItsOutputsStatistics) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA
   using check::random_normal_tensor;
+  variants::Override epilogue(Variant::group_stats, "epilogue");
   const Case cases[] = {
       {"row tiles (384 outputs), residual", 384, 384, 20, 36, 3, false, true, true, true},
       {"1x1 row tiles, residual (the attention's out)", 384, 384, 16, 24, 1, false, false, true, true},

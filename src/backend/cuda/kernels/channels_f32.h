@@ -51,7 +51,7 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
                    float* y, const ConvShape& s, void* workspace, cudaStream_t stream,
                    gemm::TileStat* tile_stats = nullptr);
 // The position tiles over which the kernel of s (a GroupNorm folded in where norm) summarises its output's rows
-// as it stores them (its store warps store: TF_GROUP_STATS=epilogue), or 0.
+// as it stores them (its store warps store, and TF_GROUP_STATS=epilogue), or 0.
 int conv_stats_tiles(const ConvShape& s, bool norm);
 
 // A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map
