@@ -36,7 +36,6 @@ enum class Variant : int {
   conv_upsample,
   conv_shortcut,
   conv_weights,
-  group_stats,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -162,11 +161,6 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the VAE's convolution weights on CUDA: `prepared` the model reorders them once at load (tap-major, or the "
      "sub-pixel classes' sums) and the calls read that; `per_call` each call reorders them into its workspace",
      true},
-    {Variant::group_stats, "TF_GROUP_STATS", {"pass", "epilogue"},
-     "GroupNorm statistics of a CUDA convolution's output that the next op asks for: `pass` a pass over the output "
-     "reads it again; `epilogue` the store warps summarise each output row per position tile as they store it and "
-     "a small kernel combines those (where the consumers store: a pass; opt-in until a GPU has run it)",
-     false},
 }};
 
 namespace variants {

@@ -7,11 +7,10 @@ namespace tf::cpu {
 
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Conv1x1OfInput* beside, const GroupStats* x_stats,
-                       GroupStats* y_stats) {
+                       const Tensor* residual, const Conv1x1OfInput* beside) {
   Tensor t = empty(DType::F32, x.shape, Device::CPU);
-  cpu::group_norm(x, gamma, beta, groups, eps, silu, t, x_stats);
-  cpu::conv2d(t, w, bias, g, y, residual, y_stats);
+  cpu::group_norm(x, gamma, beta, groups, eps, silu, t);
+  cpu::conv2d(t, w, bias, g, y, residual);
   if (beside) cpu::conv2d(x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
 }
 

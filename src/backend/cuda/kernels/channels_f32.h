@@ -10,10 +10,6 @@
 
 namespace tf::cuda {
 
-namespace gemm {
-struct TileStat;
-}
-
 struct ConvShape {
   int Ci, H, W;         // input as stored: [Ci, H, W]
   bool upsample_input;  // read the input through a nearest 2x upsample (logical size 2H x 2W)
@@ -45,19 +41,14 @@ int softmax_rows_resident_width(int N);
 size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
 // Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
-// With tile_stats (requires conv_stats_tiles(s, false) > 0) y's rows are also summarised per position tile
-// there (gemm::TileStat, [Co, conv_stats_tiles]), for launch_group_stats_of_tiles.
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream,
-                   gemm::TileStat* tile_stats = nullptr);
-// The position tiles over which the kernel of s (a GroupNorm folded in where norm) summarises its output's rows
-// as it stores them (its store warps store, and TF_GROUP_STATS=epilogue), or 0.
-int conv_stats_tiles(const ConvShape& s, bool norm);
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream);
 
 // A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map
 // is left to the pass that reads x next.
 struct GroupNormApply {
-  const double2* mean_rstd;  // per group: (mean, 1 / sqrt(var + eps))
+  const double2* partials;  // per group: P partial sums, the shift, then (mean, rstd)
+  int P;
   const __nv_bfloat16* gamma;
   const __nv_bfloat16* beta;
   int Cg;  // channels per group
@@ -66,24 +57,12 @@ struct GroupNormApply {
 // Whether launch_conv2d can fold a GroupNorm of its input into its operand split (the TMA kernel).
 bool conv_folds_group_norm(const ConvShape& s);
 
-// Workspace (bytes) group_norm needs: its per-block partial sums and the groups' (mean, rstd).
+// Workspace (bytes) group_norm needs for its per-block partial sums.
 size_t group_norm_workspace_bytes(int C, int64_t HW, int groups);
-// mean_rstd[g] = (mean, 1 / sqrt(var + eps)) of group g of x [C, HW] (biased variance): per-block sums of the values
-// shifted by the group's first value, in double, combined in a fixed order. workspace: group_norm_workspace_bytes.
-void launch_group_stats(const float* x, int C, int64_t HW, int groups, float eps, double2* mean_rstd, void* workspace,
-                        cudaStream_t stream);
-// The same from the rows' summaries per position tile (tiles [C, T], a product's epilogue's): the group's mean from
-// the tiles' counts and means, then its M2 as the sum of the tiles' M2 and n (tile mean - mean)^2, in double and in
-// a fixed order.
-void launch_group_stats_of_tiles(const gemm::TileStat* tiles, int C, int T, int groups, float eps, double2* mean_rstd,
-                                 cudaStream_t stream);
 // y = GroupNorm(x) * gamma + beta, then SiLU when asked; x may equal y.
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
                        int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream);
 
-// y = GroupNorm(x) with its statistics known (n), then SiLU when n asks; x may equal y.
-void launch_group_norm_apply(const float* x, const GroupNormApply& n, int C, int64_t HW, float* y,
-                             cudaStream_t stream);
 // group_norm's first two launches: the statistics, for a later pass to apply.
 GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C,
                                        int64_t HW, int groups, float eps, bool silu, void* workspace,
@@ -100,8 +79,7 @@ struct Conv1x1Beside {
 };
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside = nullptr,
-                              gemm::TileStat* tile_stats = nullptr);
+                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside = nullptr);
 bool conv_beside_applies(const ConvShape& s, int Co_beside);
 size_t conv_beside_workspace_bytes(const ConvShape& s);
 

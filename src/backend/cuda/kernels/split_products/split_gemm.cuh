@@ -228,12 +228,6 @@ struct ExpTiles {
   int tiles = 0;  // 128-column tiles a row
 };
 
-// One output row's values over one position tile, for GroupNorm statistics of the output taken as it is stored:
-// their count, mean and M2 (the sum of squared deviations from that mean), in double.
-struct TileStat {
-  double n, mean, m2;
-};
-
 struct Epilogue {
   float* c;                     // [M, ldc]
   int64_t ldc;
@@ -245,10 +239,6 @@ struct Epilogue {
   // [ceil(K / 128), N] or null (conv_tma_kernel with a split A): K block b's sums join column n's times
   // k_block_scale[b * N + n] (one fused multiply-add a K tile) instead of plainly
   const float* k_block_scale = nullptr;
-  // [M, stats_tiles] or null (the products whose store warps store, staged_store.cuh): row m's values stored over
-  // position tile p (ConvTiles' position tiles, class fastest) summarised at tile_stats[m * stats_tiles + p]
-  TileStat* tile_stats = nullptr;
-  int stats_tiles = 0;
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

@@ -80,59 +80,24 @@ __device__ __forceinline__ void copy_residual(const gemm::Epilogue& e, const Con
   cp_async_wait<0>();
 }
 
-// Row m's values over position tile pt as gemm::TileStat, from the warp's lanes' up to 4 values each (bit i
-// of `valid`: v[i] is one): the count and the sum reduced, the mean, then the squared deviations from it
-// reduced, each by xor butterflies (every lane the same sums, in the same order every run); lane 0 writes.
-__device__ __forceinline__ void store_row_tile_stat(const gemm::Epilogue& e, int m, int pt, const float (&v)[4],
-                                                    unsigned valid) {
-  double sum = 0.0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    if (valid >> i & 1) sum += double(v[i]);
-  int n = __popc(valid);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) {
-    sum += __shfl_xor_sync(0xffffffffu, sum, o);
-    n += __shfl_xor_sync(0xffffffffu, n, o);
-  }
-  const double mean = n > 0 ? sum / double(n) : 0.0;
-  double m2 = 0.0;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    if (valid >> i & 1) {
-      const double d = double(v[i]) - mean;
-      m2 = fma(d, d, m2);
-    }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) m2 += __shfl_xor_sync(0xffffffffu, m2, o);
-  if (threadIdx.x % 32 == 0) e.tile_stats[int64_t(m) * e.stats_tiles + pt] = {double(n), mean, m2};
-}
-
 // Sub-pixel classes' outputs (every other column): lane l stores positions l + 32 i of the tile's rows w,
 // w + 3, ..., so a warp's store covers 32 consecutive positions of one row (8 sectors, half of each).
 template <int ROWS, int SHIFT>
 __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0,
-                                                     int ox0, const OutMap& map, const float* staged, int w, int lane,
-                                                     int pt) {
-  static_assert(kStagedPositions / 32 == 4);
+                                                     int ox0, const OutMap& map, const float* staged, int w, int lane) {
 #pragma unroll 1
   for (int r = w; r < ROWS; r += kStoreWarps) {
     const int m = m0 + r;
     if (m >= e.M) break;
     const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
-    float y[4] = {0.f, 0.f, 0.f, 0.f};
-    unsigned valid = 0;
 #pragma unroll
     for (int i = 0; i < kStagedPositions / 32; ++i) {
       const int p = lane + 32 * i, oy = oy0 + p / s.BW, ox = ox0 + p % s.BW;
       if (oy >= s.Ho || ox >= s.Wo) continue;
       const int64_t at = int64_t(m) * e.ldc + map.base + oy * map.row + int64_t(ox) * map.col;
       const float t = __fadd_rn(__fmul_rn(e.alpha, staged[staged_at<SHIFT>(r, p)]), bias);
-      y[i] = e.residual ? __fadd_rn(t, e.residual[at]) : t;
-      e.c[at] = y[i];
-      valid |= 1u << i;
+      e.c[at] = e.residual ? __fadd_rn(t, e.residual[at]) : t;
     }
-    if (e.tile_stats) store_row_tile_stat(e, m, pt, y, valid);
   }
 }
 
@@ -140,26 +105,24 @@ __device__ __forceinline__ void store_staged_strided(const gemm::Epilogue& e, co
 // sum + bias, or (`final`: the residual staged) the staged values as they are; a one-class tile with a
 // residual always has it staged. Every other column (sub-pixel classes) only with SUBPIXEL: kernels without
 // sub-pixel classes keep their store warps' registers.
-// With e.tile_stats each row's values also go into its TileStat for position tile pt (every lane of the warp
-// takes part, those whose positions lie outside the picture with none).
 template <int ROWS, int SHIFT, bool SUBPIXEL>
 __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const ConvTiles& s, int m0, int oy0, int ox0,
-                                             const OutMap& map, const float* staged, int w, int lane, bool final,
-                                             int pt) {
+                                             const OutMap& map, const float* staged, int w, int lane, bool final) {
   if constexpr (SUBPIXEL) {
-    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane, pt);
+    if (map.col != 1) return store_staged_strided<ROWS, SHIFT>(e, s, m0, oy0, ox0, map, staged, w, lane);
   }
   const LaneQuad q = lane_quad(e, s, oy0, ox0, map, lane, e.c);
-  // row r: alpha * sum + bias unless final, stored where the lane's positions lie in the picture; its TileStat
-  auto row = [&](int r, int m, bool stats) {
+  if (!q.in) return;
+#pragma unroll 4
+  for (int r = w; r < ROWS; r += kStoreWarps) {
+    const int m = m0 + r;
+    if (m >= e.M) break;
     float4 v = *reinterpret_cast<const float4*>(staged + staged_at<SHIFT>(r, q.p));
     if (!final) {
       const float bias = e.bias ? __bfloat162float(e.bias[m]) : 0.f;
       auto y = [&](float a) { return __fadd_rn(__fmul_rn(e.alpha, a), bias); };
       v = make_float4(y(v.x), y(v.y), y(v.z), y(v.w));
     }
-    if (stats) store_row_tile_stat(e, m, pt, {v.x, v.y, v.z, v.w}, q.in ? (1u << min(4, s.Wo - q.ox)) - 1 : 0u);
-    if (!q.in) return;
     float* dst = e.c + int64_t(m) * e.ldc + q.at;
     if (q.vec4) {
       *reinterpret_cast<float4*>(dst) = v;
@@ -169,18 +132,6 @@ __device__ __forceinline__ void store_staged(const gemm::Epilogue& e, const Conv
       if (q.ox + 2 < s.Wo) dst[2] = v.z;
       if (q.ox + 3 < s.Wo) dst[3] = v.w;
     }
-  };
-  if (e.tile_stats) {  // one row at a time: the summaries' doubles beside four rows' values would spill
-#pragma unroll 1
-    for (int r = w; r < ROWS && m0 + r < e.M; r += kStoreWarps) row(r, m0 + r, true);
-    return;
-  }
-  if (!q.in) return;
-#pragma unroll 4
-  for (int r = w; r < ROWS; r += kStoreWarps) {
-    const int m = m0 + r;
-    if (m >= e.M) break;
-    row(r, m, false);
   }
 }
 
@@ -203,8 +154,7 @@ __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const C
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x, ++n) {
     mbarrier_wait_idle(out_full, n & 1);
     const TilePlace q = tile_place(s, tile, ROWS);
-    const int pt = tile / s.classes / s.m_tiles * s.classes + q.cls;  // the position tile, class fastest
-    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, out_map(s, q.cls), staged, w, lane, copied, pt);
+    store_staged<ROWS, SHIFT, SUBPIXEL>(e, s, q.m0, q.oy0, q.ox0, out_map(s, q.cls), staged, w, lane, copied);
     mbarrier_arrive(out_empty);
     copy(tile + gridDim.x);  // rows this lane alone reads and writes: its stores above have their values
   }

@@ -34,9 +34,6 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split);
 // null), or [M, C] split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream);
-// The position tiles (e.tile_stats' slots a row) where launch_split_tma's kernel for these exact-A operands
-// takes its output's tile statistics (its store warps store), else 0.
-int split_tma_stats_tiles(int M, const SplitPicture& b, const ConvWindow& w);
 // Whether a nearest 2x upsample + 3x3 convolution of C channels to M runs as sub-pixel classes.
 bool subpixel_supported(int C, int M);
 // x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is

@@ -97,55 +97,6 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split) {
 
 bool subpixel_supported(int C, int M) { return C % conv_tma::BK == 0 && M != 96; }
 
-namespace {
-
-// The tiles launch_split_tma runs: their shape and schedule, whether 96 or 192 outputs are one column tile,
-// whether halo tiles read each tap row once, the outputs a tile.
-struct TilePlan {
-  conv_tma::ConvTiles t;
-  bool cols, halo;
-  int MK;
-};
-
-TilePlan plan_tiles(int M, const SplitPicture& b, const ConvWindow& w, bool a_split) {
-  using namespace conv_tma;
-  TilePlan p{};
-  ConvTiles& t = p.t;
-  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
-  t.pad_left = w.pad_left;
-  choose_tile(t);
-  // 96 or 192 output channels: one tile of all of them as the wgmma's N
-  p.cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
-  t.c_tiles = (b.C + BK - 1) / BK;
-  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
-  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
-  // them and stage their residual, where the column tiles' consumers stored their own)
-  p.halo = p.cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
-           halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
-  p.MK = p.halo ? 96 : M;  // output channels a tile
-  t.classes = w.subpixel ? 4 : 1;
-  t.m_tiles = p.cols ? M / p.MK : (M + BM - 1) / BM;
-  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
-  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
-  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
-  t.tiles = int(tiles);
-  t.KT = t.ks * t.ks * t.c_tiles;
-  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
-  t.class_k = (t.KT + t.KT1) * BK;
-  return p;
-}
-
-// Whether the plan's kernel stores through its store warps (staged_store.cuh): all but the split-A kernels and
-// the 192-output column tiles, whose consumers store.
-bool store_warps_store(const TilePlan& p, bool a_split) { return !a_split && (!p.cols || p.MK == conv_tma::kStagedCo); }
-
-}  // namespace
-
-int split_tma_stats_tiles(int M, const SplitPicture& b, const ConvWindow& w) {
-  const TilePlan p = plan_tiles(M, b, w, false);
-  return store_warps_store(p, false) ? p.t.tiles / p.t.m_tiles : 0;
-}
-
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
@@ -157,18 +108,34 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
                      !subpixel_supported(b.C, M)))
     fail("split product (TMA): sub-pixel classes need a 3x3 stride-1 window padded by 1, channels a multiple of 64 "
          "and outputs other than 96");
-  const TilePlan plan = plan_tiles(M, b, w, a_split);
-  ConvTiles t = plan.t;
-  const bool cols = plan.cols, halo = plan.halo;
-  const int MK = plan.MK;
+  ConvTiles t{};
+  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
+  t.pad_left = w.pad_left;
+  choose_tile(t);
   const bool softmax_step = e.exp_tiles.hi || e.k_block_scale;
   if (softmax_step && !(a_split && w.ks == 1 && w.stride == 1 && w.Ho == 1 && t.BW == BN && !e.residual && !e.bias &&
                         (!e.exp_tiles.hi || (e.exp_tiles.lo && e.exp_tiles.stats &&
                                              e.exp_tiles.tiles == (w.Wo + BN - 1) / BN))))
     fail("split product (TMA): a softmax step needs a split A over a one-row picture, 1x1, no bias or residual, and "
          "for the scores' tiles hi, lo and stats with a stats slot per 128 columns");
-  if (e.tile_stats && (!store_warps_store(plan, a_split) || e.stats_tiles != t.tiles / t.m_tiles))
-    fail("split product (TMA): tile statistics need a kernel whose store warps store and a slot per position tile");
+  // 96 or 192 output channels: one tile of all of them as the wgmma's N
+  const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
+  t.c_tiles = (b.C + BK - 1) / BK;
+  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
+  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
+  // them and stage their residual, where the column tiles' consumers stored their own)
+  const bool halo = cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
+                    halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
+  const int MK = halo ? 96 : M;  // output channels a tile
+  t.classes = w.subpixel ? 4 : 1;
+  t.m_tiles = cols ? M / MK : (M + BM - 1) / BM;
+  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
+  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
+  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
+  t.tiles = int(tiles);
+  t.KT = t.ks * t.ks * t.c_tiles;
+  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
+  t.class_k = (t.KT + t.KT1) * BK;
 
   // A exact: each tap's channels padded to c_tiles * 64 (the K tile's coordinate); A split: one tap,
   // its columns past C read as zeros by TMA; sub-pixel: each class's 4 + 3 taps.
