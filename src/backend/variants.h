@@ -154,8 +154,8 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      false},
     {Variant::conv_shortcut, "TF_CONV_SHORTCUT", {"separate", "beside"},
      "CUDA's group_norm_conv2d with a 1x1 convolution of x beside (the resnet's shortcut): `separate` splits x for "
-     "it in its own pass; `beside` writes x's own split in the GroupNorm'd split's pass, from one read (opt-in: its "
-     "test failed on an H100 at one geometry, 384 -> 192 channels at 12 x 64)",
+     "it in its own pass; `beside` writes x's own split in the GroupNorm'd split's pass, from one read (opt-in "
+     "until its test, whose one failure was the test's own race, passes on a GPU)",
      true},
     {Variant::conv_weights, "TF_CONV_WEIGHTS", {"prepared", "per_call"},
      "the VAE's convolution weights on CUDA: `prepared` the model reorders them once at load (tap-major, or the "

@@ -21,6 +21,7 @@
 #include <cuda_bf16.h>
 
 #include "backend/cuda/kernels/channels_f32.h"
+#include "backend/cuda/runtime/check.h"
 #endif
 
 namespace tf {
@@ -391,8 +392,10 @@ TEST(CudaConv, ConvolutionBesideGivesConv2dBytes) {
     group_norm_conv2d(dx, dg, db, 32, 1e-6f, true, dw, dbias, {}, want);
     conv2d(dx, dws, dbs, {1, 0, 0, 0, 0}, want_s);
     Tensor got = empty(DType::F32, {c.Co, c.H, c.W}, d), got_s = empty(DType::F32, {c.Cs, c.H, c.W}, d);
-    EXPECT_EQ(cudaMemset(got.data, 0xFF, got.nbytes()), cudaSuccess);
-    EXPECT_EQ(cudaMemset(got_s.data, 0xFF, got_s.nbytes()), cudaSuccess);
+    // NaN where nothing is written, on the engine's stream: got's memory may be a workspace the separate path's
+    // kernels, still queued there, read (the legacy stream's cudaMemset would not wait for them)
+    EXPECT_EQ(cudaMemsetAsync(got.data, 0xFF, got.nbytes(), cuda::stream()), cudaSuccess);
+    EXPECT_EQ(cudaMemsetAsync(got_s.data, 0xFF, got_s.nbytes(), cuda::stream()), cudaSuccess);
     const Conv1x1OfInput beside{&dws, &dbs, &got_s};
     {
       variants::Override together(Variant::conv_shortcut, "beside");

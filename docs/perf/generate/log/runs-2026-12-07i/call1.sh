@@ -1,9 +1,10 @@
 #!/bin/bash
 # Written in session 2026-12-07i for the next device call (not run: no machine could be started all session).
-# .carry/h17/new: a release build of main (its sources are cdb1ea1's: defaults TF_SOFTMAX_ROWS=tiles,
-# TF_CONV_WEIGHTS=prepared; TF_CONV_SHORTCUT=beside opt-in), made by make_carry.sh. The beside test's diagnostics
-# (repeats, unwritten outputs, compute-sanitizer where the machine has it), the CUDA tests, the contracts, the
-# defaults against the ones before 2026-12-07h and with beside, the gate, a timeline of the defaults.
+# .carry/h17/new: a release build of main (cdb1ea1's kernels: defaults TF_SOFTMAX_ROWS=tiles,
+# TF_CONV_WEIGHTS=prepared; TF_CONV_SHORTCUT=beside opt-in; the beside test's NaN fill now on the engine's
+# stream, log v29b), made by make_carry.sh. The beside test (repeats, unwritten outputs, compute-sanitizer where the
+# machine has it), the CUDA tests, the contracts, the defaults against the ones before 2026-12-07h and with
+# beside, the gate, a timeline of the defaults. If the beside test passes, make beside the default.
 source bench/device_preamble.sh .carry/h17.tar.xz .carry/h17/new
 echo "== beside"; timeout 60 $B/test_cuda --gtest_filter='CudaConv.ConvolutionBeside*' --gtest_repeat=3 2>&1 | grep -E "Failure|differs|main,|beside,|OK \]|FAILED \]" | head -20
 CS=$(ls /usr/local/cuda*/bin/compute-sanitizer /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -1)
