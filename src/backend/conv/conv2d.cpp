@@ -38,7 +38,8 @@ Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, co
   return d;
 }
 
-PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry& g, bool upsample, bool norm) {
+PreparedConvWeights prepare_conv2d_weights(const Tensor& w, [[maybe_unused]] const Conv2dGeometry& g,
+                                           [[maybe_unused]] bool upsample, [[maybe_unused]] bool norm) {
   expect_dtype("prepare_conv2d_weights", "w", w, DType::BF16);
   require(w.rank() == 4, "prepare_conv2d_weights: w is " + w.describe() + ", expected [Co, Ci, kh, kw]");
   if (w.device != Device::CUDA) return {Tensor{}, 0, w.data};  // the CPU reads w as it is

@@ -25,6 +25,10 @@ struct Conv2dGeometry {
   // w as the backend's kernels read it, made once (prepare_conv2d_weights), or null: each call reorders w
   const PreparedConvWeights* prepared = nullptr;
 };
+// The geometries above by name, for the callers that share them.
+inline constexpr Conv2dGeometry kConvSame3x3{1, 1, 1, 1, 1};
+inline constexpr Conv2dGeometry kConvDownsample3x3{2, 0, 0, 1, 1};
+inline constexpr Conv2dGeometry kConvPointwise{1, 0, 0, 0, 0};
 
 // A convolution's weights reordered once for a backend's kernels, so that no call reorders them (CUDA's TMA
 // convolutions: tap-major with each tap's channels padded to 64, or a nearest 2x upsample's sub-pixel classes'

@@ -16,7 +16,7 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
     if (beside->w->rank() != 4 || beside->w->dim(2) != 1 || beside->w->dim(3) != 1)
       fail("group_norm_conv2d: the convolution beside must be 1x1, got w " + beside->w->describe());
     if (beside->y->data == y.data && y.numel() > 0) fail("group_norm_conv2d: the convolution beside writes y's memory");
-    check_conv2d(op, x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
+    check_conv2d(op, x, *beside->w, *beside->bias, kConvPointwise, *beside->y, nullptr);
   }
   const Device d = beside ? conv2d_device(op, {&x, &gamma, &beta, &w, &bias, &y, beside->w, beside->bias, beside->y},
                                           residual)

@@ -11,7 +11,7 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   Tensor t = empty(DType::F32, x.shape, Device::CPU);
   cpu::group_norm(x, gamma, beta, groups, eps, silu, t);
   cpu::conv2d(t, w, bias, g, y, residual);
-  if (beside) cpu::conv2d(x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
+  if (beside) cpu::conv2d(x, *beside->w, *beside->bias, kConvPointwise, *beside->y, nullptr);
 }
 
 }  // namespace tf::cpu

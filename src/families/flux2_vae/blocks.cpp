@@ -29,13 +29,13 @@ Tensor conv(const Conv& c, const Tensor& x, const Conv2dGeometry& g, const Tenso
 
 }  // namespace
 
-Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 1, 1, 1, 1}, residual); }
-Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, {1, 0, 0, 0, 0}, residual); }
+Tensor conv3x3(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, kConvSame3x3, residual); }
+Tensor conv1x1(const Conv& c, const Tensor& x, const Tensor* residual) { return conv(c, x, kConvPointwise, residual); }
 
 Tensor norm_conv3x3(const Norm& n, const Conv& c, const Tensor& x, int groups, float eps, const Tensor* residual,
                     const Conv1x1OfInput* beside) {
   Tensor y = empty(DType::F32, {c.w.dim(0), x.dim(1), x.dim(2)}, x.device);
-  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, with_weights(c, {1, 1, 1, 1, 1}), y, residual,
+  group_norm_conv2d(x, n.gamma, n.beta, groups, eps, true, c.w, c.b, with_weights(c, kConvSame3x3), y, residual,
                     beside);
   return y;
 }
@@ -58,11 +58,11 @@ Tensor resnet(const Resnet& r, const Tensor& x, int groups, float eps) {
   return norm_conv3x3(r.norm2, r.conv2, h, groups, eps, &s);
 }
 
-Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, {2, 0, 0, 1, 1}, nullptr); }
+Tensor downsample(const Conv& c, const Tensor& x) { return conv(c, x, kConvDownsample3x3, nullptr); }
 
 Tensor upsample(const Conv& c, const Tensor& x) {
   Tensor y = empty(DType::F32, {c.w.dim(0), 2 * x.dim(1), 2 * x.dim(2)}, x.device);
-  upsample_nearest2x_conv2d(x, c.w, c.b, with_weights(c, {1, 1, 1, 1, 1}), y);
+  upsample_nearest2x_conv2d(x, c.w, c.b, with_weights(c, kConvSame3x3), y);
   return y;
 }
 

@@ -42,7 +42,7 @@ class Loader {
   }
 
   Conv conv(const std::string& prefix, int64_t co, int64_t ci, int64_t k) {
-    return {param(prefix + ".weight", {co, ci, k, k}), param(prefix + ".bias", {co})};
+    return {param(prefix + ".weight", {co, ci, k, k}), param(prefix + ".bias", {co}), {}};
   }
 
   // A linear [C, C] (diffusers) or 1x1 conv [C, C, 1, 1] (BFL), viewed as a 1x1 conv.
@@ -51,7 +51,7 @@ class Loader {
     require(ck_.has(wname), ck_.where() + ": tensor \"" + wname + "\" is missing");
     const Shape got = ck_.get(wname).shape;
     Tensor w = param(wname, got.size() == 2 ? Shape{c, c} : Shape{c, c, 1, 1});
-    return {w.reshaped({c, c, 1, 1}), param(prefix + ".bias", {c})};
+    return {w.reshaped({c, c, 1, 1}), param(prefix + ".bias", {c}), {}};
   }
 
   Norm norm(const std::string& prefix, int64_t c) {
@@ -175,23 +175,21 @@ Weights load_weights(const Checkpoint& ck, const Config& c, Device device, Weigh
 
 namespace {
 
-constexpr Conv2dGeometry k3x3{1, 1, 1, 1, 1}, k1x1{1, 0, 0, 0, 0}, kDown{2, 0, 0, 1, 1};
-
 void prepare(Conv& c, const Conv2dGeometry& g, bool upsample, bool norm) {
   c.prepared = prepare_conv2d_weights(c.w, g, upsample, norm);
 }
 
 void prepare(Resnet& r) {
-  prepare(r.conv1, k3x3, false, true);
-  prepare(r.conv2, k3x3, false, true);
-  if (r.has_shortcut) prepare(r.shortcut, k1x1, false, false);
+  prepare(r.conv1, kConvSame3x3, false, true);
+  prepare(r.conv2, kConvSame3x3, false, true);
+  if (r.has_shortcut) prepare(r.shortcut, kConvPointwise, false, false);
 }
 
 void prepare(MidBlock& m) {
   prepare(m.first);
   prepare(m.second);
   if (!m.has_attention) return;
-  for (Conv* c : {&m.attention.q, &m.attention.k, &m.attention.v, &m.attention.out}) prepare(*c, k1x1, false, false);
+  for (Conv* c : {&m.attention.q, &m.attention.k, &m.attention.v, &m.attention.out}) prepare(*c, kConvPointwise, false, false);
 }
 
 }  // namespace
@@ -199,25 +197,25 @@ void prepare(MidBlock& m) {
 void prepare_for_kernels(Weights& w) {
   if (w.has_encoder) {
     EncoderWeights& e = w.encoder;
-    prepare(e.conv_in, k3x3, false, false);
+    prepare(e.conv_in, kConvSame3x3, false, false);
     for (DownStage& s : e.down) {
       for (Resnet& r : s.resnets) prepare(r);
-      if (s.has_downsample) prepare(s.downsample, kDown, false, false);
+      if (s.has_downsample) prepare(s.downsample, kConvDownsample3x3, false, false);
     }
     prepare(e.mid);
-    prepare(e.conv_out, k3x3, false, true);
-    if (e.has_quant_conv) prepare(e.quant_conv, k1x1, false, false);
+    prepare(e.conv_out, kConvSame3x3, false, true);
+    if (e.has_quant_conv) prepare(e.quant_conv, kConvPointwise, false, false);
   }
   if (w.has_decoder) {
     DecoderWeights& d = w.decoder;
-    if (d.has_post_quant_conv) prepare(d.post_quant_conv, k1x1, false, false);
-    prepare(d.conv_in, k3x3, false, false);
+    if (d.has_post_quant_conv) prepare(d.post_quant_conv, kConvPointwise, false, false);
+    prepare(d.conv_in, kConvSame3x3, false, false);
     prepare(d.mid);
     for (UpStage& s : d.up) {
       for (Resnet& r : s.resnets) prepare(r);
-      if (s.has_upsample) prepare(s.upsample, k3x3, true, false);
+      if (s.has_upsample) prepare(s.upsample, kConvSame3x3, true, false);
     }
-    prepare(d.conv_out, k3x3, false, true);
+    prepare(d.conv_out, kConvSame3x3, false, true);
   }
 }
 

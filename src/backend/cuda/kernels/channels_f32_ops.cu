@@ -86,7 +86,7 @@ void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta,
   const bool together = beside && beside->y->numel() > 0 && y.numel() > 0 &&
                         variant_is<Variant::conv_shortcut>("beside") && conv_beside_applies(s, int(beside->w->dim(0)));
   if (beside && !together) {  // x's split for the convolution beside made by its own pass
-    cuda::conv2d(x, *beside->w, *beside->bias, {1, 0, 0, 0, 0}, *beside->y, nullptr);
+    cuda::conv2d(x, *beside->w, *beside->bias, kConvPointwise, *beside->y, nullptr);
     beside = nullptr;
   }
   if (x.numel() == 0 || y.numel() == 0 || !conv_folds_group_norm(s)) {
