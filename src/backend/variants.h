@@ -36,6 +36,7 @@ enum class Variant : int {
   conv_upsample,
   conv_shortcut,
   conv_weights,
+  group_stats,
   count
 };
 constexpr size_t kVariantCount = static_cast<size_t>(Variant::count);
@@ -161,6 +162,12 @@ inline constexpr std::array<VariantRow, kVariantCount> kVariantTable = {{
      "the VAE's convolution weights on CUDA: `prepared` the model reorders them once at load (tap-major, or the "
      "sub-pixel classes' sums) and the calls read that; `per_call` each call reorders them into its workspace",
      true},
+    {Variant::group_stats, "TF_GROUP_STATS", {"pass", "rows", "all"},
+     "GroupNorm statistics of a CUDA convolution's output that the next op asks for: `pass` a pass over the output "
+     "reads it again; `rows` the row tiles' consumers sum each channel's 128 positions in fp32 from their registers "
+     "after staging a tile and a small kernel combines those in fp64; `all` the halo tiles' consumers too, a warp's "
+     "16 positions a run (other kernels: a pass; opt-in until a GPU has run them)",
+     false},
 }};
 
 namespace variants {

@@ -251,4 +251,21 @@ TEST(Flux2VaeWeights, BflLayoutLoadsToTheSameModel) {
   EXPECT_TRUE(tf::check::gate::run_flux2_vae_gate(b, kCase32, {}, log).passed()) << log.str();
 }
 
+// The model's encode and decode hand each stage's output GroupNorm statistics to the next (run_stages); on the CPU
+// those are group_norm's own numbers, so the bytes equal the stages run each alone (the steps the gate checks).
+TEST(Flux2VaeStages, HandingOnStatisticsGivesTheStepsBytes) {
+  const Vae v = Vae::load(kTiny, tf::Device::CPU);
+  const int64_t cz = v.config().latent_channels;
+  tf::Tensor x = tf::empty(tf::DType::F32, {3, 32, 32}), z = tf::empty(tf::DType::F32, {cz, 4, 4});
+  for (int64_t i = 0; i < x.numel(); ++i) x.ptr<float>()[i] = std::sin(0.37f * float(i));
+  for (int64_t i = 0; i < z.numel(); ++i) z.ptr<float>()[i] = std::cos(0.91f * float(i));
+  for (const bool enc : {true, false}) {
+    const tf::Tensor& in = enc ? x : z;
+    const tf::Tensor chained = enc ? v.run_encoder(in) : v.run_decoder(in);
+    const tf::Tensor alone = tf::run_steps(enc ? v.encoder() : v.decoder(), in);
+    ASSERT_EQ(chained.shape, alone.shape);
+    EXPECT_EQ(std::memcmp(chained.data, alone.data, alone.nbytes()), 0) << (enc ? "encoder" : "decoder");
+  }
+}
+
 }  // namespace

@@ -5,7 +5,7 @@
 namespace tf {
 
 void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                  const Tensor& y, const Tensor* residual) {
+                  const Tensor& y, const Tensor* residual, const GroupStats* y_stats) {
   expect_dtype(op, "x", x, DType::F32);
   expect_dtypes(op, DType::BF16, {{"w", w}, {"bias", bias}});
   expect_dtype(op, "y", y, DType::F32);
@@ -30,6 +30,7 @@ void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor
   require(x.data != y.data || y.numel() == 0, std::string(op) + ": x may not alias y");
   require(!g.prepared || g.prepared->of == w.data,
           std::string(op) + ": the prepared weights were made from other weights than w " + w.describe());
+  if (y_stats) check_group_stats(op, "y_stats", *y_stats, co, y.device);
 }
 
 Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual) {
@@ -51,11 +52,11 @@ PreparedConvWeights prepare_conv2d_weights(const Tensor& w, [[maybe_unused]] con
 }
 
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual) {
+            const Tensor* residual, GroupStats* y_stats) {
   const char* op = "conv2d";
-  check_conv2d(op, x, w, bias, g, y, residual);
+  check_conv2d(op, x, w, bias, g, y, residual, y_stats);
   const Device d = conv2d_device(op, {&x, &w, &bias, &y}, residual);
-  run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual);
+  run_kernel(op, d, cpu::conv2d, TF_CUDA_KERNEL(cuda::conv2d), x, w, bias, g, y, residual, y_stats);
 }
 
 }  // namespace tf

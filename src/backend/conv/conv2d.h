@@ -10,6 +10,7 @@
 // significant bits (|x - hi - lo| <= 2^-16 |x|); w * hi and w * lo are exact fp32 terms.
 #include <initializer_list>
 
+#include "backend/norm/group_stats.h"
 #include "core/tensor.h"
 
 namespace tf {
@@ -46,12 +47,13 @@ PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry
 // x: F32 [Ci, H, W]; w: BF16 [Co, Ci, kh, kw]; bias: BF16 [Co];
 // y: F32 [Co, Ho, Wo] with Ho = (H + pad_top + pad_bottom - kh) / stride + 1 (likewise Wo),
 // allocated by the caller on the same device; residual (optional): F32 [Co, Ho, Wo], may not alias y.
+// y_stats (optional): y's GroupNorm statistics (group_stats.h), taken as y is written.
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual = nullptr);
+            const Tensor* residual = nullptr, GroupStats* y_stats = nullptr);
 
 // The dispatcher's checks of conv2d's arguments (for ops that end in a convolution); throws naming op.
 void check_conv2d(const char* op, const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                  const Tensor& y, const Tensor* residual);
+                  const Tensor& y, const Tensor* residual, const GroupStats* y_stats = nullptr);
 // The one device of a convolution's tensors and its residual where given; throws naming op.
 Device conv2d_device(const char* op, std::initializer_list<const Tensor*> ts, const Tensor* residual);
 
@@ -63,11 +65,11 @@ inline int64_t conv2d_out_extent(int64_t in, int k, int stride, int pad_before, 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual);
+            const Tensor* residual, GroupStats* y_stats = nullptr);
 }  // namespace cpu
 namespace cuda {
 void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual);
+            const Tensor* residual, GroupStats* y_stats = nullptr);
 PreparedConvWeights prepare_conv2d_weights(const Tensor& w, const Conv2dGeometry& g, bool upsample, bool norm);
 }  // namespace cuda
 

@@ -16,21 +16,24 @@ struct Conv1x1OfInput {
   Tensor* y;
 };
 
-// x: F32 [Ci, H, W]; gamma, beta: BF16 [Ci]; w, bias, g, y, residual as conv2d.
+// x: F32 [Ci, H, W]; gamma, beta: BF16 [Ci]; w, bias, g, y, residual, y_stats as conv2d; x_stats as group_norm.
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual = nullptr, const Conv1x1OfInput* beside = nullptr);
+                       const Tensor* residual = nullptr, const Conv1x1OfInput* beside = nullptr,
+                       const GroupStats* x_stats = nullptr, GroupStats* y_stats = nullptr);
 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Conv1x1OfInput* beside);
+                       const Tensor* residual, const Conv1x1OfInput* beside, const GroupStats* x_stats = nullptr,
+                       GroupStats* y_stats = nullptr);
 }  // namespace cpu
 namespace cuda {
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Conv1x1OfInput* beside);
+                       const Tensor* residual, const Conv1x1OfInput* beside, const GroupStats* x_stats = nullptr,
+                       GroupStats* y_stats = nullptr);
 }  // namespace cuda
 
 }  // namespace tf

@@ -10,18 +10,18 @@
 
 namespace tf {
 
-// x: F32 [Ci, H, W]; w, bias, g, residual as conv2d; y: F32 [Co, Ho, Wo] of the 2H x 2W input.
+// x: F32 [Ci, H, W]; w, bias, g, residual, y_stats as conv2d; y: F32 [Co, Ho, Wo] of the 2H x 2W input.
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                               Tensor& y, const Tensor* residual = nullptr);
+                               Tensor& y, const Tensor* residual = nullptr, GroupStats* y_stats = nullptr);
 
 // The kernels behind the op; the front checks geometry, so they trust their arguments.
 namespace cpu {
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                               Tensor& y, const Tensor* residual);
+                               Tensor& y, const Tensor* residual, GroupStats* y_stats = nullptr);
 }  // namespace cpu
 namespace cuda {
 void upsample_nearest2x_conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g,
-                               Tensor& y, const Tensor* residual);
+                               Tensor& y, const Tensor* residual, GroupStats* y_stats = nullptr);
 }  // namespace cuda
 
 }  // namespace tf

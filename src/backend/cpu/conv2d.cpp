@@ -79,8 +79,10 @@ void pack_conv_b(const float* x, const ConvShape& s, int64_t k0, int64_t kc, int
 
 }  // namespace
 
-void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-            const Tensor* residual) {
+namespace {
+
+void convolve(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+              const Tensor* residual) {
   ConvShape s{x.dim(0), x.dim(1), x.dim(2), w.dim(0), w.dim(2), w.dim(3), y.dim(1), y.dim(2),
               g.stride, g.pad_top, g.pad_left};
   const int64_t k_total = s.ci * s.kh * s.kw;
@@ -134,6 +136,14 @@ void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGe
       }
     }
   });
+}
+
+}  // namespace
+
+void conv2d(const Tensor& x, const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
+            const Tensor* residual, GroupStats* y_stats) {
+  convolve(x, w, bias, g, y, residual);
+  if (y_stats) cpu::group_stats(y, *y_stats);
 }
 
 }  // namespace tf::cpu

@@ -1,4 +1,5 @@
 #include "backend/norm/group_norm.h"
+#include "backend/norm/group_stats.h"
 
 #include <cmath>
 #include <vector>
@@ -48,18 +49,12 @@ TF_VECTOR_CLONES void affine_f64(const float* in, float* out, int64_t n, double 
 
 }  // namespace
 
-void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y) {
+void group_stats_f64(const Tensor& x, int groups, float eps, double* mean, double* rstd) {
   const int64_t c = x.dim(0), per_channel = x.numel() / std::max<int64_t>(c, 1);
   const int64_t cpg = c / groups, group_size = cpg * per_channel;
   const float* xp = x.ptr<const float>();
-  float* yp = y.ptr<float>();
-  const uint16_t* gp = gamma.ptr<const uint16_t>();
-  const uint16_t* bp = beta.ptr<const uint16_t>();
-
-  // Statistics: one group (consecutive channels, contiguous in memory) per task, split in
-  // fixed per-channel pieces so the sum order does not depend on the thread count.
-  std::vector<double> mean(groups), rstd(groups);
+  // one group (consecutive channels, contiguous in memory) per task, split in fixed per-channel pieces so the sum
+  // order does not depend on the thread count
   std::vector<double> part(c);
   parallel_for(c, [&](int64_t b, int64_t e) {
     for (int64_t ch = b; ch < e; ++ch) part[ch] = sum_f64(xp + ch * per_channel, per_channel);
@@ -77,6 +72,30 @@ void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int gr
     for (int64_t ch = g * cpg; ch < (g + 1) * cpg; ++ch) s += part[ch];
     const double var = group_size > 0 ? s / static_cast<double>(group_size) : 0.0;
     rstd[g] = 1.0 / std::sqrt(var + static_cast<double>(eps));
+  }
+}
+
+void group_stats(const Tensor& x, GroupStats& s) {
+  std::vector<double> mean(s.groups), rstd(s.groups);
+  group_stats_f64(x, s.groups, s.eps, mean.data(), rstd.data());
+  double* out = s.mean_rstd.ptr<double>();
+  for (int g = 0; g < s.groups; ++g) out[2 * g] = mean[g], out[2 * g + 1] = rstd[g];
+}
+
+void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
+                Tensor& y, const GroupStats* x_stats) {
+  const int64_t c = x.dim(0), per_channel = x.numel() / std::max<int64_t>(c, 1);
+  const int64_t cpg = c / groups;
+  const float* xp = x.ptr<const float>();
+  float* yp = y.ptr<float>();
+  const uint16_t* gp = gamma.ptr<const uint16_t>();
+  const uint16_t* bp = beta.ptr<const uint16_t>();
+  std::vector<double> mean(groups), rstd(groups);
+  if (x_stats) {
+    const double* given = x_stats->mean_rstd.ptr<const double>();
+    for (int g = 0; g < groups; ++g) mean[g] = given[2 * g], rstd[g] = given[2 * g + 1];
+  } else {
+    group_stats_f64(x, groups, eps, mean.data(), rstd.data());
   }
 
   parallel_for(c, [&](int64_t b, int64_t e) {

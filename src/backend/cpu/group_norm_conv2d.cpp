@@ -7,10 +7,11 @@ namespace tf::cpu {
 
 void group_norm_conv2d(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
                        const Tensor& w, const Tensor& bias, const Conv2dGeometry& g, Tensor& y,
-                       const Tensor* residual, const Conv1x1OfInput* beside) {
+                       const Tensor* residual, const Conv1x1OfInput* beside, const GroupStats* x_stats,
+                       GroupStats* y_stats) {
   Tensor t = empty(DType::F32, x.shape, Device::CPU);
-  cpu::group_norm(x, gamma, beta, groups, eps, silu, t);
-  cpu::conv2d(t, w, bias, g, y, residual);
+  cpu::group_norm(x, gamma, beta, groups, eps, silu, t, x_stats);
+  cpu::conv2d(t, w, bias, g, y, residual, y_stats);
   if (beside) cpu::conv2d(x, *beside->w, *beside->bias, kConvPointwise, *beside->y, nullptr);
 }
 

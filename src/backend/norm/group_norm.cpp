@@ -18,12 +18,20 @@ void check_group_norm(const char* op, const Tensor& x, const Tensor& gamma, cons
   expect_shape(op, "y", y, x.shape);
 }
 
+void check_given_group_stats(const char* op, const GroupStats& s, int groups, float eps, const Tensor& x) {
+  check_group_stats(op, "x_stats", s, x.dim(0), x.device);
+  require(s.groups == groups && s.eps == eps, std::string(op) + ": x_stats were taken for " + std::to_string(s.groups) +
+                                                  " groups and eps " + std::to_string(s.eps) + ", not " +
+                                                  std::to_string(groups) + " and " + std::to_string(eps));
+}
+
 void group_norm(const Tensor& x, const Tensor& gamma, const Tensor& beta, int groups, float eps, bool silu,
-                Tensor& y) {
+                Tensor& y, const GroupStats* x_stats) {
   const char* op = "group_norm";
   check_group_norm(op, x, gamma, beta, groups, eps, y);
   const Device d = common_device(op, {&x, &gamma, &beta, &y});
-  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y);
+  if (x_stats) check_given_group_stats(op, *x_stats, groups, eps, x);
+  run_kernel(op, d, cpu::group_norm, TF_CUDA_KERNEL(cuda::group_norm), x, gamma, beta, groups, eps, silu, y, x_stats);
 }
 
 }  // namespace tf

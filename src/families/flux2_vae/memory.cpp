@@ -13,7 +13,7 @@ namespace {
 // Bytes of an F32 activation [c, h, w]; double, so no size can overflow.
 double act(int64_t c, int64_t h, int64_t w) { return 4.0 * double(c) * double(h) * double(w); }
 
-// Tracks the largest live set seen; `stage_in` is the stage's input, which run_steps holds
+// Tracks the largest live set seen; `stage_in` is the stage's input, which run_stages holds
 // while the stage runs.
 struct Walk : PeakWalk {
   explicit Walk(Device d) : dev(d) {}

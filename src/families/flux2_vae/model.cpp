@@ -21,9 +21,21 @@ Vae Vae::load(const std::string& model_dir, Device device, WeightParts parts) {
   const Checkpoint ck = Checkpoint::open_folder(s.folder);
   s.weights = load_weights(ck, s.config, device, parts);
   if (device == Device::CUDA && variant_is<Variant::conv_weights>("prepared")) prepare_for_kernels(s.weights);
-  if (parts.encoder) s.encoder = encoder_stages(s.weights, s.config);
-  if (parts.decoder) s.decoder = decoder_stages(s.weights, s.config);
+  if (parts.encoder) s.encoder_stages = encoder_stages(s.weights, s.config);
+  if (parts.decoder) s.decoder_stages = decoder_stages(s.weights, s.config);
+  s.encoder = steps_of(s.encoder_stages);
+  s.decoder = steps_of(s.decoder_stages);
   return v;
+}
+
+Tensor Vae::run_encoder(const Tensor& x, const Progress& progress) const {
+  require(!s_->encoder_stages.empty(), "flux2_vae: the encoder's weights were not loaded");
+  return run_stages(s_->encoder_stages, to_device(x, device()), config(), progress);
+}
+
+Tensor Vae::run_decoder(const Tensor& z, const Progress& progress) const {
+  require(!s_->decoder_stages.empty(), "flux2_vae: the decoder's weights were not loaded");
+  return run_stages(s_->decoder_stages, to_device(z, device()), config(), progress);
 }
 
 Tensor Vae::moments(const Tensor& x, const Progress& progress) const {
@@ -34,7 +46,7 @@ Tensor Vae::moments(const Tensor& x, const Progress& progress) const {
   require(x.dim(1) % m == 0 && x.dim(2) % m == 0 && x.dim(1) > 0 && x.dim(2) > 0,
           "picture is " + std::to_string(x.dim(2)) + "x" + std::to_string(x.dim(1)) +
               "; width and height must be multiples of " + std::to_string(m));
-  const Tensor out = run_steps(encoder(), to_device(x, device()), progress);
+  const Tensor out = run_encoder(x, progress);
   return to_device(out, Device::CPU);
 }
 
@@ -51,7 +63,7 @@ Tensor Vae::decode_on_device(const Tensor& latents, const Progress& progress) co
   require(latents.dtype == DType::F32 && latents.rank() == 3 && latents.dim(0) == c.latent_channels &&
               latents.dim(1) > 0 && latents.dim(2) > 0,
           "latents are " + latents.describe() + ", expected F32 [" + std::to_string(c.latent_channels) + ", h, w]");
-  return run_steps(decoder(), to_device(latents, device()), progress);
+  return run_decoder(latents, progress);
 }
 
 Tensor Vae::decode(const Tensor& latents, const Progress& progress) const {

@@ -27,9 +27,13 @@ class Vae {
   const Weights& weights() const { return s_->weights; }
   Device device() const { return s_->device; }
   const std::string& folder() const { return s_->folder; }
-  // The stages, the steps the reference gate checks one at a time.
+  // The stages, the steps the reference gate checks one at a time (each alone, its statistics its own).
   const std::vector<Step>& encoder() const { return s_->encoder; }
   const std::vector<Step>& decoder() const { return s_->decoder; }
+  // The stages in turn on the VAE's device, each handing the next its output's GroupNorm statistics
+  // (run_stages): the encoder's picture -> moments, the decoder's latents -> picture.
+  Tensor run_encoder(const Tensor& x, const Progress& progress = nullptr) const;
+  Tensor run_decoder(const Tensor& z, const Progress& progress = nullptr) const;
 
   // x: F32 [3, H, W] (CPU or the VAE's device, the VAE's range) -> moments F32 [2 Cz, H/8, W/8] (CPU).
   Tensor moments(const Tensor& x, const Progress& progress = nullptr) const;
@@ -46,6 +50,7 @@ class Vae {
     Weights weights;
     Device device = Device::CPU;
     std::string folder;
+    std::vector<Stage> encoder_stages, decoder_stages;
     std::vector<Step> encoder, decoder;
   };
   std::shared_ptr<State> s_;

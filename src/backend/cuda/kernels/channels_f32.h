@@ -10,6 +10,10 @@
 
 namespace tf::cuda {
 
+namespace gemm {
+struct TileStat;
+}
+
 struct ConvShape {
   int Ci, H, W;         // input as stored: [Ci, H, W]
   bool upsample_input;  // read the input through a nearest 2x upsample (logical size 2H x 2W)
@@ -41,14 +45,19 @@ int softmax_rows_resident_width(int N);
 size_t conv_workspace_bytes(const ConvShape& s);
 // y[Co, Ho, Wo] = conv(x) + bias (+ residual, same shape as y). w: [Co, Ci, kh, kw].
 // Supports kh == kw in {1, 3}, stride 1 or 2. Error (tf::Error) otherwise.
+// With tile_stats (requires conv_stats_tiles(s, false, residual) > 0) y's rows are also summarised per run there
+// by the consumers (gemm::TileStat, [Co, conv_stats_tiles]), for launch_group_stats_of_tiles.
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream);
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream,
+                   gemm::TileStat* tile_stats = nullptr);
+// The runs a row over which the kernel of s (a GroupNorm folded in where norm; a residual where residual)
+// summarises its output's rows as its consumers stage them (halo and row tiles, TF_GROUP_STATS=epilogue), or 0.
+int conv_stats_tiles(const ConvShape& s, bool norm, bool residual);
 
 // A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map
 // is left to the pass that reads x next.
 struct GroupNormApply {
-  const double2* partials;  // per group: P partial sums, the shift, then (mean, rstd)
-  int P;
+  const double2* mean_rstd;  // per group: (mean, 1 / sqrt(var + eps))
   const __nv_bfloat16* gamma;
   const __nv_bfloat16* beta;
   int Cg;  // channels per group
@@ -57,12 +66,25 @@ struct GroupNormApply {
 // Whether launch_conv2d can fold a GroupNorm of its input into its operand split (the TMA kernel).
 bool conv_folds_group_norm(const ConvShape& s);
 
-// Workspace (bytes) group_norm needs for its per-block partial sums.
+// Workspace (bytes) group_norm needs: its per-block partial sums and the groups' (mean, rstd).
 size_t group_norm_workspace_bytes(int C, int64_t HW, int groups);
+// mean_rstd[g] = (mean, 1 / sqrt(var + eps)) of group g of x [C, HW] (biased variance): per-block sums of the values
+// shifted by the group's first value, in double, combined in a fixed order. workspace: group_norm_workspace_bytes.
+void launch_group_stats(const float* x, int C, int64_t HW, int groups, float eps, double2* mean_rstd, void* workspace,
+                        cudaStream_t stream);
+// The same from the consumers' run summaries (gemm::TileStat, [C, T], L values a group in all): each run's sums
+// moved to the group's shift (its first run's k) and summed in double in a fixed order, then as
+// launch_group_stats. workspace: group_stats_of_tiles_workspace_bytes.
+size_t group_stats_of_tiles_workspace_bytes(int C, int T, int groups);
+void launch_group_stats_of_tiles(const gemm::TileStat* tiles, int C, int T, int64_t L, int groups, float eps,
+                                 double2* mean_rstd, void* workspace, cudaStream_t stream);
 // y = GroupNorm(x) * gamma + beta, then SiLU when asked; x may equal y.
 void launch_group_norm(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C, int64_t HW,
                        int groups, float eps, bool silu, float* y, void* workspace, cudaStream_t stream);
 
+// y = GroupNorm(x) with its statistics known (n), then SiLU when n asks; x may equal y.
+void launch_group_norm_apply(const float* x, const GroupNormApply& n, int C, int64_t HW, float* y,
+                             cudaStream_t stream);
 // group_norm's first two launches: the statistics, for a later pass to apply.
 GroupNormApply launch_group_norm_stats(const float* x, const __nv_bfloat16* gamma, const __nv_bfloat16* beta, int C,
                                        int64_t HW, int groups, float eps, bool silu, void* workspace,
@@ -79,7 +101,8 @@ struct Conv1x1Beside {
 };
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside = nullptr);
+                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside = nullptr,
+                              gemm::TileStat* tile_stats = nullptr);
 bool conv_beside_applies(const ConvShape& s, int Co_beside);
 size_t conv_beside_workspace_bytes(const ConvShape& s);
 

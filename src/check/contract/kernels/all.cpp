@@ -50,6 +50,7 @@ void register_every_kernel() {
   register_sampling(true);
   register_causal_conv1d_silu(true);
   register_conv2d(true);
+  register_conv2d_group_stats(true);
   register_upsample_nearest2x(true);
   register_upsample_nearest2x_conv2d(true);
   register_delta_net_prep(true);

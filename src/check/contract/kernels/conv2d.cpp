@@ -7,8 +7,34 @@
 #include "backend/conv/conv2d.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
+
+std::vector<Tracked> conv2d_tracked(const std::vector<Tracked>& xv, const Shape& xs, const std::vector<Tracked>& wv,
+                                    const Shape& ws, const std::vector<Tracked>& bv, const std::vector<Tracked>* rv,
+                                    const Conv2dGeometry& g, int64_t ho, int64_t wo, bool split_inputs) {
+  const int64_t ci = xs[0], h = xs[1], wd = xs[2], co = ws[0], kh = ws[2], kw = ws[3];
+  std::vector<Tracked> y(static_cast<size_t>(co * ho * wo));
+  for (int64_t o = 0; o < co; ++o)
+    for (int64_t i = 0; i < ho; ++i)
+      for (int64_t j = 0; j < wo; ++j) {
+        F32Sum sum;
+        for (int64_t cc = 0; cc < ci; ++cc)
+          for (int64_t a = 0; a < kh; ++a)
+            for (int64_t b = 0; b < kw; ++b) {
+              int64_t yy = i * g.stride - g.pad_top + a, xx = j * g.stride - g.pad_left + b;
+              if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;  // zero padding: exact zero terms
+              const Tracked &wt = wv[((o * ci + cc) * kh + a) * kw + b], &xt = xv[(cc * h + yy) * wd + xx];
+              if (split_inputs) sum.add_split_bf16_product(wt, xt);
+              else sum.add(f32_mul(wt, xt));
+            }
+        sum.add(bv[o]);
+        if (rv) sum.add((*rv)[(o * ho + i) * wo + j]);
+        y[(o * ho + i) * wo + j] = sum.result();
+      }
+  return y;
+}
 
 namespace {
 
@@ -40,31 +66,11 @@ Case make_case(Rng& rng, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k
 }
 
 Reference conv2d_reference(const Case& c, bool split_inputs) {
-  const Tensor &x = c.inputs[0], &w = c.inputs[1];
-  Conv2dGeometry g = geometry(c.params);
-  const int64_t ci = x.dim(0), h = x.dim(1), wd = x.dim(2), co = w.dim(0), kh = w.dim(2), kw = w.dim(3);
-  const int64_t ho = c.outputs[0].dim(1), wo = c.outputs[0].dim(2);
-  std::vector<Tracked> xv = tracked_of(x), wv = tracked_of(w), bv = tracked_of(c.inputs[2]);
-  std::vector<Tracked> rv = c.params[5] != 0 ? tracked_of(c.inputs[3]) : std::vector<Tracked>{};
-  std::vector<Tracked> y(static_cast<size_t>(co * ho * wo));
-  for (int64_t o = 0; o < co; ++o)
-    for (int64_t i = 0; i < ho; ++i)
-      for (int64_t j = 0; j < wo; ++j) {
-        F32Sum sum;
-        for (int64_t cc = 0; cc < ci; ++cc)
-          for (int64_t a = 0; a < kh; ++a)
-            for (int64_t b = 0; b < kw; ++b) {
-              int64_t yy = i * g.stride - g.pad_top + a, xx = j * g.stride - g.pad_left + b;
-              if (yy < 0 || yy >= h || xx < 0 || xx >= wd) continue;  // zero padding: exact zero terms
-              const Tracked &wt = wv[((o * ci + cc) * kh + a) * kw + b], &xt = xv[(cc * h + yy) * wd + xx];
-              if (split_inputs) sum.add_split_bf16_product(wt, xt);
-              else sum.add(f32_mul(wt, xt));
-            }
-        sum.add(bv[o]);
-        if (!rv.empty()) sum.add(rv[(o * ho + i) * wo + j]);
-        y[(o * ho + i) * wo + j] = sum.result();
-      }
-  return {y};
+  const std::vector<Tracked> none;
+  const std::vector<Tracked> rv = c.params[5] != 0 ? tracked_of(c.inputs[3]) : none;
+  return {conv2d_tracked(tracked_of(c.inputs[0]), c.inputs[0].shape, tracked_of(c.inputs[1]), c.inputs[1].shape,
+                         tracked_of(c.inputs[2]), c.params[5] != 0 ? &rv : nullptr, geometry(c.params),
+                         c.outputs[0].dim(1), c.outputs[0].dim(2), split_inputs)};
 }
 
 // Adversarial: channel 0 holds 1 + j 2^-12 (fp32, not TF32 or bf16), channel 1 holds 1; the centre

@@ -7,8 +7,34 @@
 #include "backend/norm/group_norm.h"
 #include "check/contract/kernels/common.h"
 #include "check/contract/kernels/kernels.h"
+#include "check/contract/kernels/references.h"
 
 namespace tf::contract {
+
+std::vector<Tracked> group_norm_tracked(const std::vector<Tracked>& xv, int64_t c, int64_t per_channel, int groups,
+                                        double eps_param, bool silu, const std::vector<Tracked>& gv,
+                                        const std::vector<Tracked>& bv) {
+  const Tracked eps = exact(f32_of(eps_param));
+  const int64_t cpg = c / groups, n = cpg * per_channel;
+  std::vector<Tracked> y(xv.size()), d(static_cast<size_t>(n)), sq(static_cast<size_t>(n));
+  const Tracked count = exact(static_cast<double>(n));
+  for (int g = 0; g < groups; ++g) {
+    std::span<const Tracked> group(xv.data() + g * n, static_cast<size_t>(n));
+    Tracked mean = f32_div(f32_sum(group), count);
+    for (int64_t i = 0; i < n; ++i) {
+      d[i] = f32_sub(group[i], mean);
+      sq[i] = f32_mul(d[i], d[i]);
+    }
+    Tracked var = f32_div(f32_sum(sq), count);
+    Tracked r = f32_rsqrt(f32_add(var, eps));
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t ch = g * cpg + i / per_channel;
+      Tracked v = f32_add(f32_mul(f32_mul(d[i], r), gv[ch]), bv[ch]);
+      y[g * n + i] = silu ? f32_silu(v) : v;
+    }
+  }
+  return y;
+}
 
 namespace {
 
@@ -28,30 +54,8 @@ Case make_case(Rng& rng, int64_t c, int64_t h, int64_t w, int groups, bool silu,
 
 Reference group_norm_reference(const Case& k) {
   const Tensor& x = k.inputs[0];
-  const int64_t c = x.dim(0), per_channel = x.numel() / c;
-  const int groups = static_cast<int>(k.params[0]);
-  const Tracked eps = exact(f32_of(k.params[1]));
-  const bool silu = k.params[2] != 0;
-  const int64_t cpg = c / groups, n = cpg * per_channel;
-  std::vector<Tracked> xv = tracked_of(x), gv = tracked_of(k.inputs[1]), bv = tracked_of(k.inputs[2]);
-  std::vector<Tracked> y(xv.size()), d(static_cast<size_t>(n)), sq(static_cast<size_t>(n));
-  const Tracked count = exact(static_cast<double>(n));
-  for (int g = 0; g < groups; ++g) {
-    std::span<const Tracked> group(xv.data() + g * n, static_cast<size_t>(n));
-    Tracked mean = f32_div(f32_sum(group), count);
-    for (int64_t i = 0; i < n; ++i) {
-      d[i] = f32_sub(group[i], mean);
-      sq[i] = f32_mul(d[i], d[i]);
-    }
-    Tracked var = f32_div(f32_sum(sq), count);
-    Tracked r = f32_rsqrt(f32_add(var, eps));
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t ch = g * cpg + i / per_channel;
-      Tracked v = f32_add(f32_mul(f32_mul(d[i], r), gv[ch]), bv[ch]);
-      y[g * n + i] = silu ? f32_silu(v) : v;
-    }
-  }
-  return {y};
+  return {group_norm_tracked(tracked_of(x), x.dim(0), x.numel() / x.dim(0), static_cast<int>(k.params[0]),
+                             k.params[1], k.params[2] != 0, tracked_of(k.inputs[1]), tracked_of(k.inputs[2]))};
 }
 
 void run_group_norm(const std::vector<Tensor>& in, std::vector<Tensor>& out, const Params& p) {

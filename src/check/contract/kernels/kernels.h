@@ -25,6 +25,7 @@ void register_qkv_norm_rope(bool cuda);
 void register_timestep_sinusoid(bool cuda);
 void register_causal_conv1d_silu(bool cuda);
 void register_conv2d(bool cuda);
+void register_conv2d_group_stats(bool cuda);
 void register_upsample_nearest2x(bool cuda);
 void register_upsample_nearest2x_conv2d(bool cuda);
 void register_delta_net_prep(bool cuda);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "backend/conv/conv2d.h"
 #include "backend/device/seq_offsets.h"
 #include "check/contract/kernel_contract.h"
 
@@ -34,6 +35,16 @@ std::vector<Tracked> rms_norm_plain_reference(const std::vector<Tracked>& x, con
 std::vector<Tracked> rope_reference(const std::vector<Tracked>& x, int64_t H, int64_t D,
                                             const std::vector<Tracked>& cs, const std::vector<Tracked>& sn, int64_t half,
                                             const SeqOffsets& o);
+
+// conv2d (conv2d.cpp) and group_norm (group_norm.cpp) on tracked values, so an op made of both composes them:
+// x [ci, h, w], w [co, ci, kh, kw], bias [co], residual [co, ho, wo] or null; split_inputs: CUDA's bf16 hi + lo
+// activations. group_norm_tracked: x [c, per_channel], gamma, beta [c].
+std::vector<Tracked> conv2d_tracked(const std::vector<Tracked>& x, const Shape& xs, const std::vector<Tracked>& w,
+                                    const Shape& ws, const std::vector<Tracked>& bias, const std::vector<Tracked>* residual,
+                                    const Conv2dGeometry& g, int64_t ho, int64_t wo, bool split_inputs);
+std::vector<Tracked> group_norm_tracked(const std::vector<Tracked>& x, int64_t c, int64_t per_channel, int groups,
+                                        double eps, bool silu, const std::vector<Tracked>& gamma,
+                                        const std::vector<Tracked>& beta);
 
 // SiTU(u, g) = bf16(((4 tanh(g / 4)) sigmoid(g)) (25 tanh(u / 25))) in fp32 on tracked values, and on the host
 // with a fault for controls: 0 none, 1 each step rounded to bf16 as the official eager ops round, 2 the bound

@@ -64,6 +64,26 @@ gemm::Epilogue conv_epilogue(float* y, const __nv_bfloat16* bias, const float* r
   return {y, int64_t(s.Ho) * s.Wo, 1.f, bias, residual, s.Co, s.Ho * s.Wo};
 }
 
+// The picture (its pointers left null) and the window the TMA kernels read for s: the sub-pixel classes' at the
+// picture's own size.
+SplitPicture tma_picture(const ConvShape& s, bool subpixel) {
+  const bool up = s.upsample_input && !subpixel;
+  return {nullptr, nullptr, s.Ci, up ? 2 * s.H : s.H, up ? 2 * s.W : s.W};
+}
+ConvWindow tma_window(const ConvShape& s, bool subpixel) {
+  if (subpixel) return {3, 1, 1, 1, s.H, s.W, true};
+  return {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo};
+}
+
+// e with y's rows summarised by the consumers into tile_stats where given (conv_stats_tiles' slots).
+gemm::Epilogue with_tile_stats(gemm::Epilogue e, gemm::TileStat* tile_stats, const ConvShape& s, bool subpixel) {
+  if (!tile_stats) return e;
+  e.tile_stats = tile_stats;
+  e.stats_tiles = split_tma_stats_tiles(s.Co, tma_picture(s, subpixel), tma_window(s, subpixel));
+  if (e.stats_tiles == 0) fail("conv2d (cuda): this convolution's kernel takes no tile statistics of its output");
+  return e;
+}
+
 // wp[co, tap * Cp + ci] = w[co, ci, tap] for ci < Ci, 0 for Ci <= ci < Cp (the K tiles' padding).
 __global__ void permute_weights_tap_major(const __nv_bfloat16* __restrict__ w, int Ci, int Cp, int taps,
                                           int64_t total, __nv_bfloat16* __restrict__ wp) {
@@ -158,7 +178,7 @@ void run_tap_major(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 
 // The sub-pixel classes: the picture split at its own size, each class's weights summed, one launch.
 void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual, float* y,
-                  const ConvShape& s, void* workspace, cudaStream_t stream) {
+                  const ConvShape& s, void* workspace, cudaStream_t stream, gemm::TileStat* tile_stats) {
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
   const __nv_bfloat16* wk = s.prepared_form == kWeightsSubpixel ? s.prepared : nullptr;
@@ -170,18 +190,20 @@ void run_subpixel(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b
   auto* hi = reinterpret_cast<__nv_bfloat16*>(ws);
   auto* lo = reinterpret_cast<__nv_bfloat16*>(ws + aligned(size_t(s.H) * s.W * s.Ci * sizeof(__nv_bfloat16)));
   launch_split_channels_last(x, s.Ci, s.H, s.W, false, nullptr, hi, lo, stream);
-  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
-  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, s.H, s.W}, {3, 1, 1, 1, s.H, s.W, true}, e, stream);
+  const gemm::Epilogue e = with_tile_stats(conv_epilogue(y, bias, residual, s), tile_stats, s, true);
+  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, s.H, s.W}, tma_window(s, true), e, stream);
 }
 
 void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w, const __nv_bfloat16* bias,
              const float* residual, float* y, const ConvShape& s, void* workspace, cudaStream_t stream,
-             const Conv1x1Beside* beside = nullptr) {
-  if (subpixel_applies(s, norm != nullptr)) return run_subpixel(x, w, bias, residual, y, s, workspace, stream);
+             const Conv1x1Beside* beside, gemm::TileStat* tile_stats) {
+  if (subpixel_applies(s, norm != nullptr))
+    return run_subpixel(x, w, bias, residual, y, s, workspace, stream, tile_stats);
   const int H = s.upsample_input ? 2 * s.H : s.H, W = s.upsample_input ? 2 * s.W : s.W;
   auto* ws = static_cast<unsigned char*>(workspace);
   const int Cp = padded_channels(s.Ci);
   if (conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride)) {
+    if (tile_stats) fail("conv2d (cuda): the few-outputs kernel takes no tile statistics of its output");
     launch_conv_few_outputs(x, s.Ci, s.H, s.W, s.upsample_input, norm, w, s.Co, s.pad_top, s.pad_left, s.Ho, s.Wo,
                             conv_epilogue(y, bias, residual, s), stream);
     return check_launch("conv2d (conv_few_outputs_kernel)");
@@ -196,9 +218,8 @@ void run_tma(const float* x, const GroupNormApply* norm, const __nv_bfloat16* w,
                         : nullptr;
   auto* raw_lo = beside ? reinterpret_cast<__nv_bfloat16*>(reinterpret_cast<unsigned char*>(raw_hi) + picture) : nullptr;
   launch_split_channels_last(x, s.Ci, s.H, s.W, s.upsample_input, norm, hi, lo, stream, raw_hi, raw_lo);
-  const gemm::Epilogue e = conv_epilogue(y, bias, residual, s);
-  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, {s.kh, s.stride, s.pad_top, s.pad_left, s.Ho, s.Wo}, e,
-                   stream);
+  const gemm::Epilogue e = with_tile_stats(conv_epilogue(y, bias, residual, s), tile_stats, s, false);
+  launch_split_tma(wk, nullptr, s.Co, {hi, lo, s.Ci, H, W}, tma_window(s, false), e, stream);
   if (beside) {
     const gemm::Epilogue eb{beside->y, int64_t(H) * W, 1.f, beside->bias, nullptr, beside->Co, H * W};
     launch_split_tma(beside->w, nullptr, beside->Co, {raw_hi, raw_lo, s.Ci, H, W}, {1, 1, 0, 0, H, W}, eb, stream);
@@ -230,10 +251,11 @@ void check_conv_shape(const char* op, const ConvShape& s) {
 }  // namespace
 
 void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const float* residual,
-                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream) {
+                   float* y, const ConvShape& s, void* workspace, cudaStream_t stream, gemm::TileStat* tile_stats) {
   check_conv_shape("conv2d", s);
   const bool up = s.upsample_input;
-  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream);
+  if (tma_applies(s)) return run_tma(x, nullptr, w, bias, residual, y, s, workspace, stream, nullptr, tile_stats);
+  if (tile_stats) fail("conv2d (cuda): this convolution's kernel takes no tile statistics of its output");
   if (conv_workspace_bytes(s) > 0) {
     if (s.stride == 1 && !up) return run_tap_major<1, false>(x, w, bias, residual, y, s, workspace, stream);
     if (s.stride == 1 && up) return run_tap_major<1, true>(x, w, bias, residual, y, s, workspace, stream);
@@ -252,6 +274,15 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
 }
 
 bool conv_folds_group_norm(const ConvShape& s) { return tma_applies(s); }
+
+int conv_stats_tiles(const ConvShape& s, bool norm, bool residual) {
+  if (variant_is<Variant::group_stats>("pass") || !tma_applies(s) ||
+      conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride))
+    return 0;
+  const bool sub = subpixel_applies(s, norm);
+  if (sub && residual) return 0;  // the store warps add that residual themselves
+  return split_tma_stats_tiles(s.Co, tma_picture(s, sub), tma_window(s, sub), variant_is<Variant::group_stats>("all"));
+}
 
 int conv_weights_form(const ConvShape& s, bool norm) {
   if (!tma_applies(s) || conv_few_outputs_apply(s.Co, s.Ci, s.kh, s.stride)) return kWeightsAsGiven;
@@ -287,13 +318,14 @@ size_t conv_beside_workspace_bytes(const ConvShape& s) {
 
 void launch_group_norm_conv2d(const float* x, const GroupNormApply& norm, const __nv_bfloat16* w,
                               const __nv_bfloat16* bias, const float* residual, float* y, const ConvShape& s,
-                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside) {
+                              void* workspace, cudaStream_t stream, const Conv1x1Beside* beside,
+                              gemm::TileStat* tile_stats) {
   check_conv_shape("group_norm_conv2d", s);
   if (!tma_applies(s)) fail("group_norm_conv2d (cuda): this convolution cannot fold the GroupNorm (TMA kernel off, or "
                             "channels below 64 or not a multiple of 32)");
   if (beside && !conv_beside_applies(s, beside->Co))
     fail("group_norm_conv2d (cuda): this convolution cannot split x for the 1x1 convolution beside");
-  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream, beside);
+  run_tma(x, &norm, w, bias, residual, y, s, workspace, stream, beside, tile_stats);
 }
 
 }  // namespace tf::cuda

@@ -14,7 +14,7 @@ struct ChannelAffine {
 };
 
 __device__ __forceinline__ ChannelAffine channel_affine(const GroupNormApply& n, int c) {
-  const double2 stats = n.partials[int64_t(c / n.Cg) * (n.P + 2) + n.P + 1];  // (mean, rstd), group_finalize_kernel's
+  const double2 stats = n.mean_rstd[c / n.Cg];
   return {stats.x, stats.y * double(__bfloat162float(n.gamma[c])), double(__bfloat162float(n.beta[c]))};
 }
 

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "backend/cuda/kernels/split_products/slab_stats.cuh"
 #include "backend/cuda/kernels/split_products/softmax_tiles.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm.cuh"
 #include "backend/cuda/kernels/split_products/split_gemm_wgmma.cuh"
@@ -204,7 +205,7 @@ __global__ void __launch_bounds__(THREADS, 1)
   for (int tile = blockIdx.x; tile < s.tiles; tile += gridDim.x) {
     const TilePlace q = tile_place(s, tile, BM);
     float bias[2];  // asked for before the products, used after them
-    if (copied) row_biases(e, q.m0, cw, t, bias);
+    if (copied || e.tile_stats) row_biases(e, q.m0, cw, t, bias);
     float acc[64], part[64];
     float f[STEP == SoftmaxStep::scaled_k ? 32 : 1];  // the K block's factors for this thread's columns
 #pragma unroll
@@ -253,6 +254,11 @@ __global__ void __launch_bounds__(THREADS, 1)
       }
       mbarrier_arrive(out_full);
       ++n;
+      if (e.tile_stats) {  // the outputs' statistics while the store warps store (acc holds them when copied)
+        if (!copied) output_row_values(acc, e.alpha, bias);
+        const int64_t run = int64_t(tile / s.classes / s.m_tiles) * s.classes + q.cls;
+        store_row_tile_stats(e, s, run, q.m0, q.oy0, q.ox0, cw, t, acc);
+      }
     } else if constexpr (STEP == SoftmaxStep::exp_tiles) {
       tile_exp(e, q.m0, q.ox0, cw, t, acc);
       store_tile_exp_rows(e, q.m0, q.ox0, cw, t, acc, out_rows + (threadIdx.x / 32 - 4) * kOutRowsPerWarp * BN);

@@ -8,6 +8,7 @@
 // tap row's chunks load while the last ones are read; and the weights' K tiles. K order, K tiles,
 // the 32-deep last tile for C % 64 == 32 and the epilogue are conv_tma_cols_kernel's: the same bytes.
 #include "backend/cuda/kernels/split_products/conv_tma_cols.cuh"
+#include "backend/cuda/kernels/split_products/slab_stats.cuh"
 
 namespace tf::cuda::conv_tma {
 
@@ -138,14 +139,19 @@ __global__ void __launch_bounds__(THREADS, 1)
     hq += 3 * ct;
     wq += 9 * ct;
     if (n > 0) mbarrier_wait(out_empty, (n - 1) & 1);  // the store warps have read the last tile
+    const TilePlace place = tile_place(s, tile, CO);
     if (copied) {
       mbarrier_wait(res_full, n & 1);  // this tile's residual has landed in the staging
-      stage_cols<true>(staged, cw, t, acc, e.alpha, bias + tile_place(s, tile, CO).m0);
+      stage_cols<true>(staged, cw, t, acc, e.alpha, bias + place.m0);
     } else {
       stage_cols<false>(staged, cw, t, acc);
     }
     mbarrier_arrive(out_full);
     ++n;
+    if (e.tile_stats) {  // the outputs' slab statistics while the store warps store (acc holds them when copied)
+      if (!copied) output_values(acc, t, e.alpha, bias + place.m0);
+      store_slab_stats(e, s.Wo, tile / s.m_tiles, place.m0, place.ox0, cw, t, acc);
+    }
   }
 }
 

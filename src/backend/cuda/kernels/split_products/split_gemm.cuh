@@ -228,6 +228,13 @@ struct ExpTiles {
   int tiles = 0;  // 128-column tiles a row
 };
 
+// One output row's values over a run of positions (a halo tile's consumer warp's 16, or a row tile's 128), for
+// GroupNorm statistics of the output taken by the consumers that stage it: the count of those inside the picture,
+// their sum and sum of squares shifted by k (the run's first value; 0 where none is inside), in fp32.
+struct TileStat {
+  float s, q, k, n;
+};
+
 struct Epilogue {
   float* c;                     // [M, ldc]
   int64_t ldc;
@@ -239,6 +246,10 @@ struct Epilogue {
   // [ceil(K / 128), N] or null (conv_tma_kernel with a split A): K block b's sums join column n's times
   // k_block_scale[b * N + n] (one fused multiply-add a K tile) instead of plainly
   const float* k_block_scale = nullptr;
+  // [M, stats_tiles] or null (the staging consumers, slab_stats.cuh): row m's values over run b summarised at
+  // tile_stats[m * stats_tiles + b]
+  TileStat* tile_stats = nullptr;
+  int stats_tiles = 0;
 };
 
 // Whether output pairs may be stored as float2 (even row stride, 8-byte aligned c and residual).

@@ -162,9 +162,10 @@ __device__ __forceinline__ void run_store_warps(const gemm::Epilogue& e, const C
 
 // The column tiles' consumer thread t of warpgroup cw (96 output channels as N): acc[4 j + q] is position
 // 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), channel 8 j + 2 (t % 4) (+1 for odd q). FINAL: the
-// staging holds the residual (residual_staged) and gets staged_sum (bias: the channels' floats).
+// staging holds the residual (residual_staged) and gets staged_sum (bias: the channels' floats), which acc then
+// holds too.
 template <bool FINAL>
-__device__ __forceinline__ void stage_cols(float* staged, int cw, int t, const float (&acc)[48], float alpha = 1.f,
+__device__ __forceinline__ void stage_cols(float* staged, int cw, int t, float (&acc)[48], float alpha = 1.f,
                                            const float* bias = nullptr) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -175,8 +176,8 @@ __device__ __forceinline__ void stage_cols(float* staged, int cw, int t, const f
       float* s0 = staged + staged_at<1>(c, p);
       float* s1 = staged + staged_at<1>(c + 1, p);
       if constexpr (FINAL) {
-        *s0 = staged_sum(alpha, acc[4 * j + 2 * h], bias[c], *s0);
-        *s1 = staged_sum(alpha, acc[4 * j + 2 * h + 1], bias[c + 1], *s1);
+        *s0 = acc[4 * j + 2 * h] = staged_sum(alpha, acc[4 * j + 2 * h], bias[c], *s0);
+        *s1 = acc[4 * j + 2 * h + 1] = staged_sum(alpha, acc[4 * j + 2 * h + 1], bias[c + 1], *s1);
       } else {
         *s0 = acc[4 * j + 2 * h];
         *s1 = acc[4 * j + 2 * h + 1];
@@ -185,11 +186,23 @@ __device__ __forceinline__ void stage_cols(float* staged, int cw, int t, const f
   }
 }
 
+// A column tile's sums in acc (stage_cols' order) made the values the store warps store without a staged
+// residual: alpha * acc + bias (bias: the channels' floats).
+__device__ __forceinline__ void output_values(float (&acc)[48], int t, float alpha, const float* bias) {
+#pragma unroll
+  for (int j = 0; j < 12; ++j)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int c = 8 * j + 2 * (t % 4) + i % 2;
+      acc[4 * j + i] = __fadd_rn(__fmul_rn(alpha, acc[4 * j + i]), bias[c]);
+    }
+}
+
 // The row tiles' consumer thread t of warpgroup cw (128 output channels as M): acc[4 j + q] is row
 // 64 cw + 16 (t / 32) + (t % 32) / 4 (+8 for q >= 2), position 8 j + 2 (t % 4) (+1 for odd q). FINAL as
-// stage_cols's (bias: its two rows').
+// stage_cols's (bias: its two rows'; acc then holds the staged sums).
 template <bool FINAL>
-__device__ __forceinline__ void stage_rows(float* staged, int cw, int t, const float (&acc)[64], float alpha = 1.f,
+__device__ __forceinline__ void stage_rows(float* staged, int cw, int t, float (&acc)[64], float alpha = 1.f,
                                            const float (&bias)[2] = {0.f, 0.f}) {
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -201,10 +214,18 @@ __device__ __forceinline__ void stage_rows(float* staged, int cw, int t, const f
       if constexpr (FINAL) {
         const float2 res = *d;
         v = make_float2(staged_sum(alpha, v.x, bias[h], res.x), staged_sum(alpha, v.y, bias[h], res.y));
+        acc[4 * j + 2 * h] = v.x, acc[4 * j + 2 * h + 1] = v.y;
       }
       *d = v;
     }
   }
+}
+
+// A row tile's sums in acc (stage_rows' order) made the values the store warps store without a staged residual:
+// alpha * acc + bias (bias: the thread's two rows').
+__device__ __forceinline__ void output_row_values(float (&acc)[64], float alpha, const float (&bias)[2]) {
+#pragma unroll
+  for (int i = 0; i < 64; ++i) acc[i] = __fadd_rn(__fmul_rn(alpha, acc[i]), bias[(i / 2) % 2]);
 }
 
 // A row tiles' consumer's two rows' biases (the rows of stage_rows), 0 past e.M or without one.

@@ -34,6 +34,10 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split);
 // null), or [M, C] split into a_hi + a_lo. Output position n = oy * Wo + ox of e's columns.
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream);
+// The runs (e.tile_stats' slots a row) where launch_split_tma's kernel for these exact-A operands takes its
+// output's statistics in its consumers (halo and row tiles, slab_stats.cuh), else 0.
+// (halo_tiles false: 0 for the halo tiles too).
+int split_tma_stats_tiles(int M, const SplitPicture& b, const ConvWindow& w, bool halo_tiles = true);
 // Whether a nearest 2x upsample + 3x3 convolution of C channels to M runs as sub-pixel classes.
 bool subpixel_supported(int C, int M);
 // x [C, Hs, Ws] fp32 (through a nearest 2x upsample when asked, then GroupNorm's map when norm is

@@ -97,6 +97,59 @@ bool split_tma_supports(int C, int ks, int stride, bool a_split) {
 
 bool subpixel_supported(int C, int M) { return C % conv_tma::BK == 0 && M != 96; }
 
+namespace {
+
+// The tiles launch_split_tma runs: their shape and schedule, whether 96 or 192 outputs are one column tile,
+// whether halo tiles read each tap row once, the outputs a tile.
+struct TilePlan {
+  conv_tma::ConvTiles t;
+  bool cols, halo;
+  int MK;
+};
+
+TilePlan plan_tiles(int M, const SplitPicture& b, const ConvWindow& w, bool a_split) {
+  using namespace conv_tma;
+  TilePlan p{};
+  ConvTiles& t = p.t;
+  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
+  t.pad_left = w.pad_left;
+  choose_tile(t);
+  // 96 or 192 output channels: one tile of all of them as the wgmma's N
+  p.cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
+  t.c_tiles = (b.C + BK - 1) / BK;
+  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
+  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
+  // them and stage their residual, where the column tiles' consumers stored their own)
+  p.halo = p.cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
+           halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
+  p.MK = p.halo ? 96 : M;  // output channels a tile
+  t.classes = w.subpixel ? 4 : 1;
+  t.m_tiles = p.cols ? M / p.MK : (M + BM - 1) / BM;
+  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
+  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
+  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
+  t.tiles = int(tiles);
+  t.KT = t.ks * t.ks * t.c_tiles;
+  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
+  t.class_k = (t.KT + t.KT1) * BK;
+  return p;
+}
+
+// The runs a row whose statistics the plan's kernel's consumers take (slab_stats.cuh): a halo tile's 16 positions
+// a consumer warp, a row tile's 128 (each class's own); 0 for the other kernels.
+int stats_runs(const TilePlan& p) {
+  const int position_tiles = p.t.tiles / p.t.m_tiles;
+  if (p.halo) return conv_tma::kStagedPositions / 16 * position_tiles;
+  return p.cols ? 0 : position_tiles;
+}
+
+}  // namespace
+
+int split_tma_stats_tiles(int M, const SplitPicture& b, const ConvWindow& w, bool halo_tiles) {
+  const TilePlan p = plan_tiles(M, b, w, false);
+  return p.halo && !halo_tiles ? 0 : stats_runs(p);
+}
+
 void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int M, const SplitPicture& b,
                       const ConvWindow& w, const gemm::Epilogue& e, cudaStream_t stream) {
   using namespace conv_tma;
@@ -108,34 +161,20 @@ void launch_split_tma(const __nv_bfloat16* a_hi, const __nv_bfloat16* a_lo, int 
                      !subpixel_supported(b.C, M)))
     fail("split product (TMA): sub-pixel classes need a 3x3 stride-1 window padded by 1, channels a multiple of 64 "
          "and outputs other than 96");
-  ConvTiles t{};
-  t.Ho = w.Ho, t.Wo = w.Wo, t.ks = w.subpixel ? 2 : w.ks, t.stride = w.stride, t.pad_top = w.pad_top,
-  t.pad_left = w.pad_left;
-  choose_tile(t);
+  const TilePlan plan = plan_tiles(M, b, w, a_split);
+  ConvTiles t = plan.t;
+  const bool cols = plan.cols, halo = plan.halo;
+  const int MK = plan.MK;
   const bool softmax_step = e.exp_tiles.hi || e.k_block_scale;
   if (softmax_step && !(a_split && w.ks == 1 && w.stride == 1 && w.Ho == 1 && t.BW == BN && !e.residual && !e.bias &&
                         (!e.exp_tiles.hi || (e.exp_tiles.lo && e.exp_tiles.stats &&
                                              e.exp_tiles.tiles == (w.Wo + BN - 1) / BN))))
     fail("split product (TMA): a softmax step needs a split A over a one-row picture, 1x1, no bias or residual, and "
          "for the scores' tiles hi, lo and stats with a stats slot per 128 columns");
-  // 96 or 192 output channels: one tile of all of them as the wgmma's N
-  const bool cols = !a_split && (M == 96 || M == 192) && !variant_is<Variant::conv_outputs>("rows");
-  t.c_tiles = (b.C + BK - 1) / BK;
-  // one picture row of 128 outputs a tile at stride 1: each tap row's 130 inputs read once (halo tiles, 96
-  // outputs a tile; 192 as two such tiles a position tile, adjacent in the schedule, whose store warps store
-  // them and stage their residual, where the column tiles' consumers stored their own)
-  const bool halo = cols && !w.subpixel && w.ks == 3 && w.stride == 1 && t.BW == 128 &&
-                    halo_rings<96>(t.c_tiles).chunks > 0 && variant_is<Variant::conv_outputs>("auto");
-  const int MK = halo ? 96 : M;  // output channels a tile
-  t.classes = w.subpixel ? 4 : 1;
-  t.m_tiles = cols ? M / MK : (M + BM - 1) / BM;
-  t.tiles_x = (w.Wo + t.BW - 1) / t.BW;
-  const int64_t tiles = int64_t(t.classes) * t.m_tiles * t.tiles_x * ((w.Ho + t.BH - 1) / t.BH);
-  if (tiles >= (int64_t(1) << 31)) fail("split product (TMA): too many output tiles");
-  t.tiles = int(tiles);
-  t.KT = t.ks * t.ks * t.c_tiles;
-  t.KT1 = w.subpixel ? 3 * t.c_tiles : 0;
-  t.class_k = (t.KT + t.KT1) * BK;
+  if (e.tile_stats && (a_split || stats_runs(plan) == 0 || e.stats_tiles != stats_runs(plan) ||
+                       (e.residual && t.classes > 1)))
+    fail("split product (TMA): output statistics need the halo or row tiles, a slot per run (stats_runs) and no "
+         "residual the store warps add themselves");
 
   // A exact: each tap's channels padded to c_tiles * 64 (the K tile's coordinate); A split: one tap,
   // its columns past C read as zeros by TMA; sub-pixel: each class's 4 + 3 taps.
