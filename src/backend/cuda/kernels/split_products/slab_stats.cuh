@@ -64,6 +64,8 @@ __device__ __forceinline__ void store_slab_stats(const gemm::Epilogue& e, int Wo
 __device__ __forceinline__ void store_row_tile_stats(const gemm::Epilogue& e, const ConvTiles& s, int64_t run, int m0,
                                                      int oy0, int ox0, int cw, int t, const float (&y)[64]) {
   const int lane = t % 32, q = lane % 4;
+  const bool whole = oy0 + s.BH <= s.Ho && ox0 + s.BW <= s.Wo;  // no position outside: no tests
+  const int bw_shift = __ffs(s.BW) - 1;                            // BW is a power of 2
   float sum[2] = {0.f, 0.f}, sq[2] = {0.f, 0.f}, cnt = 0.f, k[2];
 #pragma unroll
   for (int h = 0; h < 2; ++h) k[h] = __shfl_sync(0xffffffffu, y[2 * h], lane & ~3);
@@ -72,7 +74,7 @@ __device__ __forceinline__ void store_row_tile_stats(const gemm::Epilogue& e, co
 #pragma unroll
     for (int u = 0; u < 2; ++u) {
       const int nn = 8 * j + 2 * q + u;
-      if (oy0 + nn / s.BW >= s.Ho || ox0 + nn % s.BW >= s.Wo) continue;
+      if (!whole && (oy0 + (nn >> bw_shift) >= s.Ho || ox0 + (nn & (s.BW - 1)) >= s.Wo)) continue;
       cnt = __fadd_rn(cnt, 1.f);
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
