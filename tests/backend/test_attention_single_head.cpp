@@ -15,10 +15,7 @@ namespace {
 using tf::DType;
 using tf::Tensor;
 
-Tensor random_f32(tf::Shape s, uint32_t seed, float scale) {
-  return tf::check::random_normal_tensor(DType::F32, std::move(s), seed, scale);
-}
-
+using tf::check::random_f32;
 void check_against_float64(int64_t d, int64_t n, double tol);
 
 TEST(AttentionSingleHead, MatchesFloat64AcrossKeyBlocks) { check_against_float64(20, 600, 2e-5); }  // partial blocks

@@ -20,14 +20,8 @@ namespace {
 using tf::DType;
 using tf::Tensor;
 
-Tensor random_f32(tf::Shape s, uint32_t seed, float scale = 1.0f) {
-  return tf::check::random_normal_tensor(DType::F32, std::move(s), seed, scale);
-}
-
-Tensor random_bf16(tf::Shape s, uint32_t seed, float scale = 1.0f) {
-  return tf::check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
-}
-
+using tf::check::random_f32;
+using tf::check::random_bf16;
 double bf(const Tensor& t, int64_t i) { return tf::float_from_bf16_bits(t.ptr<uint16_t>()[i]); }
 
 struct ConvCase {

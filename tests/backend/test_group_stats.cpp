@@ -21,13 +21,8 @@ using tf::DType;
 using tf::GroupStats;
 using tf::Tensor;
 
-Tensor random_f32(tf::Shape s, uint32_t seed, float scale = 1.0f) {
-  return tf::check::random_normal_tensor(DType::F32, std::move(s), seed, scale);
-}
-Tensor random_bf16(tf::Shape s, uint32_t seed, float scale = 1.0f) {
-  return tf::check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
-}
-
+using tf::check::random_f32;
+using tf::check::random_bf16;
 // Group g's mean and 1 / sqrt(var + eps) of y in long double, two passes.
 std::pair<long double, long double> exact(const Tensor& y, int groups, float eps, int g) {
   const int64_t n = y.numel() / groups;

@@ -21,9 +21,7 @@ using check::same_bytes;
 
 namespace {
 
-Tensor random_bf16(Shape s, uint32_t seed, float scale = 1.0f) {
-  return check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
-}
+using tf::check::random_bf16;
 float at(const Tensor& t, int64_t i) { return float_from_bf16_bits(t.ptr<uint16_t>()[i]); }
 uint16_t bits(float f) { return bf16_bits_from_float(f); }
 Tensor copy_of(const Tensor& t) {

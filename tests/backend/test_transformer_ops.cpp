@@ -34,9 +34,7 @@ using namespace tf;
 
 namespace {
 
-Tensor random_bf16(Shape s, uint32_t seed, float scale = 1.0f) {
-  return check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
-}
+using tf::check::random_bf16;
 Tensor random_f32(Shape s, uint32_t seed, float lo, float hi) {
   Tensor t = empty(DType::F32, std::move(s));
   std::mt19937 rng(seed);

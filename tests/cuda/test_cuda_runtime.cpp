@@ -21,10 +21,7 @@
 namespace tf {
 namespace {
 
-Tensor random_bf16(Shape s, uint32_t seed, float scale = 1.0f) {
-  return check::random_normal_tensor(DType::BF16, std::move(s), seed, scale);
-}
-
+using tf::check::random_bf16;
 TEST(CudaRuntime, CopiesRoundTripAndCountsPeak) {
   TF_REQUIRE_CUDA_GPU();
 #ifdef TF_HAVE_CUDA

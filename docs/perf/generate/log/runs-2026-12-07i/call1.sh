@@ -17,22 +17,10 @@ echo "== tests"; timeout 150 $B/test_cuda --gtest_filter='CudaAttention.*:CudaCo
 echo "== contract"; for k in attention_f32_channels conv2d; do
   timeout 60 $B/tf-kernel-contract --only $k --backend cuda 2>&1 | grep -E "^SUMMARY|^FAIL" | cut -c1-300; done
 wait
-run() {  # label, env, sizes
-  env $2 timeout 60 $B/bench_vae_cuda --model $P/vae --sizes $3 --reps 5 --what decode 2>&1 |
-    grep -v "^Flux2\|on NVIDIA\|^FLUX" | sed "s/^/$1 /" | tee -a $OUT/vae.jsonl | cut -c1-200
-}
 OLD="TF_SOFTMAX_ROWS=resident TF_CONV_WEIGHTS=per_call"
 echo "== decode A/B"
-run new "X=1" 512,1024,2048
-run old "$OLD" 512,1024,2048
-for _ in 1 2 3; do run new "X=1" 1024; run old "$OLD" 1024; run beside "TF_CONV_SHORTCUT=beside" 1024; done
+vae_decode new "X=1" 512,1024,2048
+vae_decode old "$OLD" 512,1024,2048
+for _ in 1 2 3; do vae_decode new "X=1" 1024; vae_decode old "$OLD" 1024; vae_decode beside "TF_CONV_SHORTCUT=beside" 1024; done
 echo "== VAE gate 1024^2 (defaults)"
-PYTHONPATH=/tmp/site timeout 200 python3 python/cases/flux2_vae_case.py vae --model $P/vae --height 1024 --width 1024 \
-  --ref-device cuda --bf16-device cuda --out $OUT/vae-case.safetensors 2>&1 | tail -1
-timeout 90 $B/tf-flux2-vae check --model $P/vae --case $OUT/vae-case.safetensors --device cuda 2>&1 | tail -2
-rm -f $OUT/vae-case.safetensors
-CUPTI=$(dirname "$(ls /usr/local/cuda*/extras/CUPTI/lib64/libcupti.so* /usr/local/cuda*/lib64/libcupti.so* 2>/dev/null | head -1)")
-CUDA_INJECTION64_PATH=$B/libtf_kernel_timeline.so TF_TIMELINE_OUT=$OUT/vae-kernels.csv LD_LIBRARY_PATH=$CUPTI:$LD_LIBRARY_PATH \
-  timeout 60 $B/bench_vae_cuda --model $P/vae --sizes 1024 --reps 2 --what decode > /dev/null 2>&1
-python3 bench/cuda/kernel_gaps.py $OUT/vae-kernels.csv --eager --last 1 > $OUT/vae-kernels.txt 2>&1
-sed -n 3,24p $OUT/vae-kernels.txt; xz -9 $OUT/vae-kernels.csv
+vae_gate_and_timeline "X=1"
