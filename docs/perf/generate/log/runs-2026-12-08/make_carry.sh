@@ -13,6 +13,6 @@ cmake --build --preset release -j"$(nproc)" --target test_cuda
 cp build/release/tests/test_cuda .carry/h18/new/test_cuda_planted
 cp /tmp/slab_stats.cuh.orig $F
 cmake --build --preset release -j"$(nproc)" --target test_cuda
-cmp -s build/release/tests/test_cuda .carry/h18/new/test_cuda && echo "test_cuda restored"
+git diff --quiet -- $F && echo "$F restored"
 tar cJf .carry/h18.tar.xz -C .carry h18
 echo "carry: .carry/h18.tar.xz $(du -h .carry/h18.tar.xz | cut -f1); run call1.sh with carry [\".carry/h18.tar.xz\", \".whl\"]"
