@@ -42,7 +42,7 @@ Tensor run_case(const Case& c, const Tensor& x, const Tensor& w, const Tensor& b
                 const Tensor& b, const Tensor* r, GroupStats* stats) {
   const int64_t up = c.up ? 2 : 1;
   Tensor y = empty(DType::F32, {c.Co, up * c.H, up * c.W}, Device::CUDA);
-  const Conv2dGeometry geo = c.ks == 3 ? Conv2dGeometry{1, 1, 1, 1, 1} : Conv2dGeometry{1, 0, 0, 0, 0};
+  const Conv2dGeometry geo = c.ks == 3 ? kConvSame3x3 : kConvPointwise;
   if (c.norm) group_norm_conv2d(x, g, b, 32, 1e-6f, true, w, bias, geo, y, r, nullptr, nullptr, stats);
   else if (c.up) upsample_nearest2x_conv2d(x, w, bias, geo, y, r, stats);
   else conv2d(x, w, bias, geo, y, r, stats);
@@ -66,53 +66,57 @@ TEST(CudaGroupStats, TakenAsTheConvolutionStoresAreItsOutputsStatistics) {
       {"192-output column tiles: a pass", 192, 192, 12, 64, 3, false, true, false, 0},
       {"gathering kernel (32 inputs): a pass", 32, 64, 10, 14, 3, false, false, false, 0},
   };
-  for (const char* mode : {"all", "rows"})
-  for (const Case& c : cases) {
-    variants::Override taken(Variant::group_stats, mode);
-    const bool epilogue = c.taker == 1 || (c.taker == 2 && mode == std::string("all"));
-    const Device d = Device::CUDA;
-    const int64_t up = c.up ? 2 : 1;
-    const Tensor x = to_device(random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 71, 2.0f), d);
-    const Tensor w = to_device(random_normal_tensor(DType::BF16, {c.Co, c.Ci, c.ks, c.ks}, 72, 0.05f), d);
-    Tensor bias_h = random_normal_tensor(DType::BF16, {c.Co}, 73);
-    for (int64_t i = 0; i < c.Co; i += 3) bias_h.ptr<uint16_t>()[i] = 0x4248;  // 50: groups far from mean 0
-    const Tensor bias = to_device(bias_h, d);
-    const Tensor g = to_device(random_normal_tensor(DType::BF16, {c.Ci}, 74), d);
-    const Tensor b = to_device(random_normal_tensor(DType::BF16, {c.Ci}, 75), d);
-    const Tensor r = to_device(random_normal_tensor(DType::F32, {c.Co, up * c.H, up * c.W}, 76), d);
-    const Tensor* res = c.residual ? &r : nullptr;
+  for (const char* mode : {"all", "rows"}) {
+    for (const Case& c : cases) {
+      variants::Override taken(Variant::group_stats, mode);
+      const bool epilogue = c.taker == 1 || (c.taker == 2 && mode == std::string("all"));
+      const Device d = Device::CUDA;
+      const int64_t up = c.up ? 2 : 1;
+      const Tensor x = to_device(random_normal_tensor(DType::F32, {c.Ci, c.H, c.W}, 71, 2.0f), d);
+      const Tensor w = to_device(random_normal_tensor(DType::BF16, {c.Co, c.Ci, c.ks, c.ks}, 72, 0.05f), d);
+      Tensor bias_h = random_normal_tensor(DType::BF16, {c.Co}, 73);
+      for (int64_t i = 0; i < c.Co; i += 3) bias_h.ptr<uint16_t>()[i] = 0x4248;  // 50: groups far from mean 0
+      const Tensor bias = to_device(bias_h, d);
+      const Tensor g = to_device(random_normal_tensor(DType::BF16, {c.Ci}, 74), d);
+      const Tensor b = to_device(random_normal_tensor(DType::BF16, {c.Ci}, 75), d);
+      const Tensor r = to_device(random_normal_tensor(DType::F32, {c.Co, up * c.H, up * c.W}, 76), d);
+      const Tensor* res = c.residual ? &r : nullptr;
 
-    cuda::ConvShape s{int(c.Ci), int(c.H), int(c.W), c.up, int(c.Co), c.ks, c.ks, 1, c.ks / 2, c.ks / 2, c.ks / 2, c.ks / 2, 0, 0};
-    cuda::conv_output_size(s);
-    EXPECT_EQ(cuda::conv_stats_tiles(s, c.norm, c.residual) > 0, epilogue) << c.what << ", " << mode << ": not the kernel the case is for";
+      cuda::ConvShape s{int(c.Ci), int(c.H), int(c.W), c.up, int(c.Co), c.ks, c.ks,
+                        1, c.ks / 2, c.ks / 2, c.ks / 2, c.ks / 2, 0, 0};
+      cuda::conv_output_size(s);
+      EXPECT_EQ(cuda::conv_stats_tiles(s, c.norm, c.residual) > 0, epilogue)
+          << c.what << ", " << mode << ": not the kernel the case is for";
 
-    const Tensor plain = to_device(run_case(c, x, w, bias, g, b, res, nullptr), Device::CPU);
-    GroupStats one = make_group_stats(32, 1e-6f, d), two = make_group_stats(32, 1e-6f, d);
-    const Tensor y = to_device(run_case(c, x, w, bias, g, b, res, &one), Device::CPU);
-    run_case(c, x, w, bias, g, b, res, &two);
-    EXPECT_EQ(std::memcmp(y.data, plain.data, y.nbytes()), 0) << c.what << ": the statistics changed the output";
-    const std::vector<double> got = host_doubles(one.mean_rstd), again = host_doubles(two.mean_rstd);
-    EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(double)), 0) << c.what << ": not repeatable";
-    GroupStats passed = make_group_stats(32, 1e-6f, d);
-    {
-      variants::Override pass(Variant::group_stats, "pass");
-      run_case(c, x, w, bias, g, b, res, &passed);
-    }
-    const std::vector<double> by_pass = host_doubles(passed.mean_rstd);
-    const int64_t n = y.numel() / 32;
-    for (int grp = 0; grp < 32; ++grp) {
-      const float* p = y.ptr<float>() + grp * n;
-      long double m = 0, v = 0;
-      for (int64_t i = 0; i < n; ++i) m += p[i];
-      m /= n;
-      for (int64_t i = 0; i < n; ++i) v += (p[i] - m) * (p[i] - m);
-      const double mean = double(m), rstd = double(1.0L / std::sqrt(v / n + 1e-6L));
-      const std::string at = std::string(c.what) + " (" + mode + "), group " + std::to_string(grp);
-      // the runs' fp32 sums: ~2^-24 of the spread each; the pass's fp64 sums: ~2^-53
-      for (const auto& [name, st] : {std::pair{"epilogue", &got}, std::pair{"pass", &by_pass}}) {
-        const bool runs = epilogue && name == std::string("epilogue");
-        EXPECT_NEAR((*st)[2 * grp], mean, 1e-13 * std::fabs(mean) + (runs ? 1e-6 : 1e-13) / rstd) << name << ", " << at;
-        EXPECT_NEAR((*st)[2 * grp + 1], rstd, (runs ? 1e-6 : 1e-12) * rstd) << name << ", " << at;
+      const Tensor plain = to_device(run_case(c, x, w, bias, g, b, res, nullptr), Device::CPU);
+      GroupStats one = make_group_stats(32, 1e-6f, d), two = make_group_stats(32, 1e-6f, d);
+      const Tensor y = to_device(run_case(c, x, w, bias, g, b, res, &one), Device::CPU);
+      run_case(c, x, w, bias, g, b, res, &two);
+      EXPECT_EQ(std::memcmp(y.data, plain.data, y.nbytes()), 0) << c.what << ": the statistics changed the output";
+      const std::vector<double> got = host_doubles(one.mean_rstd), again = host_doubles(two.mean_rstd);
+      EXPECT_EQ(std::memcmp(got.data(), again.data(), got.size() * sizeof(double)), 0) << c.what << ": not repeatable";
+      GroupStats passed = make_group_stats(32, 1e-6f, d);
+      {
+        variants::Override pass(Variant::group_stats, "pass");
+        run_case(c, x, w, bias, g, b, res, &passed);
+      }
+      const std::vector<double> by_pass = host_doubles(passed.mean_rstd);
+      const int64_t n = y.numel() / 32;
+      for (int grp = 0; grp < 32; ++grp) {
+        const float* p = y.ptr<float>() + grp * n;
+        long double m = 0, v = 0;
+        for (int64_t i = 0; i < n; ++i) m += p[i];
+        m /= n;
+        for (int64_t i = 0; i < n; ++i) v += (p[i] - m) * (p[i] - m);
+        const double mean = double(m), rstd = double(1.0L / std::sqrt(v / n + 1e-6L));
+        const std::string at = std::string(c.what) + " (" + mode + "), group " + std::to_string(grp);
+        // the runs' fp32 sums: ~2^-24 of the spread each; the pass's fp64 sums: ~2^-53
+        for (const auto& [name, st] : {std::pair{"epilogue", &got}, std::pair{"pass", &by_pass}}) {
+          const bool runs = epilogue && name == std::string("epilogue");
+          EXPECT_NEAR((*st)[2 * grp], mean, 1e-13 * std::fabs(mean) + (runs ? 1e-6 : 1e-13) / rstd)
+              << name << ", " << at;
+          EXPECT_NEAR((*st)[2 * grp + 1], rstd, (runs ? 1e-6 : 1e-12) * rstd) << name << ", " << at;
+        }
       }
     }
   }

@@ -4,11 +4,11 @@
 // (`GroupStats* y_stats`) for the GroupNorm that reads the picture next (`const GroupStats* x_stats`), so
 // that GroupNorm makes no pass of its own over it.
 // Numerics: CPU: group_norm's own (two passes in fp64), so a GroupNorm given them has group_norm's bytes.
-// CUDA: TF_GROUP_STATS=epilogue, where the halo or row tiles write the picture: each channel's runs of positions
-// (16 a halo tile's warp, 128 a row tile) summed by the consumers in fp32, shifted by the run's first value (within
-// fp32 rounding of the spread), then combined in fp64 in a fixed order; otherwise (`pass`, or other kernels)
-// group_norm's own pass (sums in fp64 shifted by the group's first value). They round differently, so the bytes
-// may differ.
+// CUDA: TF_GROUP_STATS=rows (row tiles) or all (halo tiles too), where those write the picture: each channel's
+// runs of positions (16 a halo tile's warp, 128 a row tile) summed by the consumers in fp32, shifted by the run's
+// first value (within fp32 rounding of the spread), then combined in fp64 in a fixed order; otherwise (`pass`, or
+// other kernels) group_norm's own pass (sums in fp64 shifted by the group's first value). They round differently,
+// so the bytes may differ.
 #include "core/tensor.h"
 
 namespace tf {

@@ -51,7 +51,7 @@ void launch_conv2d(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* 
                    float* y, const ConvShape& s, void* workspace, cudaStream_t stream,
                    gemm::TileStat* tile_stats = nullptr);
 // The runs a row over which the kernel of s (a GroupNorm folded in where norm; a residual where residual)
-// summarises its output's rows as its consumers stage them (halo and row tiles, TF_GROUP_STATS=epilogue), or 0.
+// summarises its output's rows as its consumers stage them (TF_GROUP_STATS=rows: row tiles; all: halo too), or 0.
 int conv_stats_tiles(const ConvShape& s, bool norm, bool residual);
 
 // A GroupNorm whose statistics are computed (launch_group_norm_stats) and whose per-element map

@@ -3,8 +3,8 @@
 // Rounding model: conv2d's (CUDA: the split activations') for y, then group_norm's own model on those tracked
 // values; statistics from the consumers' runs (fp32 sums of 16 or 128 values shifted by the first, combined in
 // fp64) lie inside group_norm's two-pass fp32 model. The cases reach the CUDA kernels that take them with
-// TF_GROUP_STATS=epilogue (row tiles, sub-pixel classes, halo tiles: 96 outputs, 192 as two, a row not a multiple
-// of the tile) and ones that leave them to a pass.
+// TF_GROUP_STATS=rows (row tiles, sub-pixel classes) or all (also halo tiles: 96 outputs, 192 as two, a row not a
+// multiple of the tile) and ones that leave them to a pass.
 #include "backend/conv/conv2d.h"
 #include "backend/conv/upsample_nearest2x_conv2d.h"
 #include "backend/norm/group_norm.h"
@@ -19,7 +19,7 @@ namespace {
 
 // params: groups, eps, silu, has_residual, upsample; a 3x3 "same" window, or 1x1 by w's shape.
 Conv2dGeometry geometry(int64_t k) {
-  return k == 3 ? Conv2dGeometry{1, 1, 1, 1, 1} : Conv2dGeometry{1, 0, 0, 0, 0};
+  return k == 3 ? kConvSame3x3 : kConvPointwise;
 }
 
 Case make_case(Rng& rng, int64_t ci, int64_t co, int64_t h, int64_t w, int64_t k, bool residual, bool up,
